@@ -1,0 +1,144 @@
+#include "io/network_config.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace egret {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& origin, const std::string& where, const std::string& what) {
+  throw std::invalid_argument(origin + ": " + where + ": " + what);
+}
+
+void reject_unknown_keys(const json& obj, const std::set<std::string>& known,
+                         const std::string& origin, const std::string& where) {
+  for (const auto& [key, value] : obj.items()) {
+    (void)value;
+    if (!known.count(key)) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      fail(origin, where, "unknown key '" + key + "' (known: " + list + ")");
+    }
+  }
+}
+
+// A number, or the strings "inf" / "infinity" where infinity is allowed.
+double get_number(const json& obj, const char* key, double fallback, const std::string& origin,
+                  const std::string& where, bool allow_inf = false) {
+  if (!obj.contains(key)) return fallback;
+  const json& v = obj.at(key);
+  if (v.is_number()) return v.get<double>();
+  if (allow_inf && v.is_string() && (v == "inf" || v == "infinity"))
+    return std::numeric_limits<double>::infinity();
+  fail(origin, where + "." + key,
+       std::string("expected a number") + (allow_inf ? " or \"inf\"" : "") + ", got " + v.dump());
+}
+
+Index get_count(const json& obj, const char* key, Index fallback, const std::string& origin,
+                const std::string& where) {
+  if (!obj.contains(key)) return fallback;
+  const json& v = obj.at(key);
+  if (!v.is_number_integer() || v.get<long long>() < 0)
+    fail(origin, where + "." + key, "expected a non-negative integer, got " + v.dump());
+  return static_cast<Index>(v.get<long long>());
+}
+
+std::vector<double> get_times(const json& obj, const char* key, const std::string& origin,
+                              const std::string& where) {
+  std::vector<double> out;
+  if (!obj.contains(key)) return out;
+  const json& v = obj.at(key);
+  if (!v.is_array()) fail(origin, where + "." + key, "expected an array of times");
+  for (const auto& t : v) {
+    if (!t.is_number() || !std::isfinite(t.get<double>()))
+      fail(origin, where + "." + key, "expected finite numbers, got " + t.dump());
+    out.push_back(t.get<double>());
+  }
+  return out;
+}
+
+}  // namespace
+
+NetworkConfig parse_network_config(const std::string& text, const std::string& origin) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw std::invalid_argument(origin + ": not valid JSON: " + e.what());
+  }
+  if (!root.is_object()) fail(origin, "top level", "expected a JSON object");
+  reject_unknown_keys(root, {"seed", "input_channels", "layers", "readout_classes", "simulation"},
+                      origin, "top level");
+  NetworkConfig cfg;
+  cfg.seed = static_cast<std::uint64_t>(get_count(root, "seed", 1, origin, "top level"));
+  cfg.input_channels = get_count(root, "input_channels", 0, origin, "top level");
+  if (cfg.input_channels <= 0) fail(origin, "input_channels", "must be a positive integer");
+  cfg.readout_classes = get_count(root, "readout_classes", 0, origin, "top level");
+  if (!root.contains("layers") || !root["layers"].is_array() || root["layers"].empty())
+    fail(origin, "layers", "expected a non-empty array of layer objects");
+  const json& layers = root["layers"];
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const std::string where = "layers[" + std::to_string(i) + "]";
+    const json& l = layers[i];
+    if (!l.is_object()) fail(origin, where, "expected an object");
+    reject_unknown_keys(l,
+                        {"type", "units", "tau_m", "tau_o", "window_input", "window_recurrent",
+                         "dt", "threshold", "init"},
+                        origin, where);
+    LayerConfig lc;
+    if (!l.contains("type") || !l["type"].is_string())
+      fail(origin, where + ".type", "expected \"continuous_egru\" or \"discrete_egru\"");
+    lc.type = l["type"].get<std::string>();
+    if (lc.type != "continuous_egru" && lc.type != "discrete_egru")
+      fail(origin, where + ".type",
+           "unknown layer type '" + lc.type + "' (known: continuous_egru, discrete_egru)");
+    lc.units = get_count(l, "units", 0, origin, where);
+    if (lc.units <= 0) fail(origin, where + ".units", "must be a positive integer");
+    lc.tau_m = get_number(l, "tau_m", lc.tau_m, origin, where);
+    lc.tau_o = get_number(l, "tau_o", lc.tau_o, origin, where);
+    lc.window_input = get_number(l, "window_input", lc.window_input, origin, where, true);
+    lc.window_recurrent = get_number(l, "window_recurrent", lc.window_recurrent, origin, where, true);
+    lc.dt = get_number(l, "dt", lc.dt, origin, where);
+    lc.threshold = get_number(l, "threshold", lc.threshold, origin, where);
+    if (l.contains("init")) {
+      const json& in = l["init"];
+      const std::string w = where + ".init";
+      if (!in.is_object()) fail(origin, w, "expected an object");
+      reject_unknown_keys(in, {"weight_scale", "bias_u", "bias_r", "bias_z", "bias_spread"}, origin,
+                          w);
+      lc.weight_scale = get_number(in, "weight_scale", lc.weight_scale, origin, w);
+      lc.bias_u = get_number(in, "bias_u", lc.bias_u, origin, w);
+      lc.bias_r = get_number(in, "bias_r", lc.bias_r, origin, w);
+      lc.bias_z = get_number(in, "bias_z", lc.bias_z, origin, w);
+      lc.bias_spread = get_number(in, "bias_spread", lc.bias_spread, origin, w);
+    }
+    cfg.layers.push_back(lc);
+  }
+  if (root.contains("simulation")) {
+    const json& s = root["simulation"];
+    if (!s.is_object()) fail(origin, "simulation", "expected an object");
+    reject_unknown_keys(s, {"end_time", "readout_times", "snapshot_times"}, origin, "simulation");
+    cfg.end_time = get_number(s, "end_time", cfg.end_time, origin, "simulation");
+    cfg.readout_times = get_times(s, "readout_times", origin, "simulation");
+    cfg.snapshot_times = get_times(s, "snapshot_times", origin, "simulation");
+  }
+  if (!std::isfinite(cfg.end_time) || cfg.end_time < 0)
+    fail(origin, "simulation.end_time", "must be finite and >= 0");
+  return cfg;
+}
+
+NetworkConfig load_network_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open configuration file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_network_config(ss.str(), path);
+}
+
+}  // namespace egret

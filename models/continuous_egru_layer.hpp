@@ -1,0 +1,193 @@
+// A layer of N continuous-time EGRU units with the box gate kernel, driven by the engine.
+//
+// All units of a layer share one anchor time t_last: every event that reaches the layer (input,
+// release, emission) changes every unit's gate pre-activations through a dense weight column, so
+// every unit is brought to the event time anyway. Each event therefore costs one pass over the
+// N units (the fan-out) that advances c in closed form, adds the weight column, refreshes the
+// gates and the closed-form next crossing time, and keeps the layer's earliest crossing. The
+// engine sees one "next internal event" per layer instead of N queue entries, so the queue never
+// does O(N log N) work per event.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "models/box_egru_cell.hpp"
+#include "models/continuous_egru_params.hpp"
+#include "sim/layer.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class ContinuousEgruLayer final : public Layer<Scalar> {
+ public:
+  using Params = ContinuousEgruParams<Scalar>;
+  using Cell = BoxEgruCell<Scalar>;
+
+  explicit ContinuousEgruLayer(std::shared_ptr<const Params> params)
+      : p_(std::move(params)) {
+    if (!p_) throw std::invalid_argument("continuous_egru layer: null parameters");
+    p_->validate();
+    const Index n = p_->units();
+    for (auto* v : {&a_u_, &a_r_, &a_z_, &c_, &u_, &z_, &crossing_}) v->resize(n);
+    reset();
+  }
+
+  std::string type_name() const override { return "continuous_egru"; }
+  Index units() const override { return p_->units(); }
+  Index inputs() const override { return p_->inputs(); }
+  Scalar output_time_constant() const override { return p_->tau_o; }
+  bool clocked() const override { return false; }
+  const Params& params() const { return *p_; }
+
+  std::unique_ptr<Layer<Scalar>> clone() const override {
+    return std::make_unique<ContinuousEgruLayer>(p_);
+  }
+
+  void reset() override {
+    a_u_ = p_->b_u;
+    a_r_ = p_->b_r;
+    a_z_ = p_->b_z;
+    c_ = p_->c_init;
+    t_last_ = 0;
+    const Column none{};
+    update</*advance=*/false>(0, &none, 0);
+  }
+
+  void receive_input(Scalar t, Index channel, Scalar value, Scheduler<Scalar>& sched) override {
+    const Scalar s = Cell::input_scale(value);
+    const Column col{p_->U_u.col(channel).data(), p_->U_r.col(channel).data(),
+                     p_->U_z.col(channel).data(), s, s};
+    update</*advance=*/true>(t, &col, 1);
+    if (std::isfinite(p_->window_input)) {
+      sched.schedule(t + p_->window_input, EventKind::kInputRelease, channel, value);
+    }
+  }
+
+  void release(const Event<Scalar>& e) override {
+    Column col;
+    if (e.kind == EventKind::kInputRelease) {
+      const Scalar s = -Cell::input_scale(e.value);
+      col = {p_->U_u.col(e.index).data(), p_->U_r.col(e.index).data(),
+             p_->U_z.col(e.index).data(), s, s};
+    } else {
+      col = {p_->V_u.col(e.index).data(), p_->V_r.col(e.index).data(),
+             p_->V_z.col(e.index).data(), -Cell::recurrent_scale_ur(e.value),
+             -Cell::recurrent_scale_z(e.value, e.aux)};
+    }
+    update</*advance=*/true>(e.time, &col, 1);
+  }
+
+  InternalEvent<Scalar> next_internal_event() const override { return {min_time_, min_unit_}; }
+
+  // Every unit whose crossing time is exactly t fires, synchronously: each sends y = theta with
+  // its reset gate r_n(t-) read before any of the simultaneous jumps, so the result does not
+  // depend on the order of units.
+  void fire(Scalar t, Scheduler<Scalar>& sched, std::vector<Emission<Scalar>>& out) override {
+    const Index n_units = units();
+    firing_.clear();
+    for (Index m = 0; m < n_units; ++m) {
+      if (crossing_[m] == t) firing_.push_back(m);
+    }
+    if (firing_.empty()) throw std::logic_error("continuous_egru: fire() with no crossing at t");
+    advance(t);
+    columns_.clear();
+    for (Index n : firing_) {
+      const Scalar y = Cell::event_value(p_->theta[n]);
+      const Scalar r = Cell::reset_gate(a_r_[n]);
+      c_[n] = Cell::reset_state();
+      columns_.push_back({p_->V_u.col(n).data(), p_->V_r.col(n).data(), p_->V_z.col(n).data(),
+                          Cell::recurrent_scale_ur(y), Cell::recurrent_scale_z(y, r)});
+      out.push_back({n, y});
+      if (std::isfinite(p_->window_recurrent)) {
+        sched.schedule(t + p_->window_recurrent, EventKind::kRecurrentRelease, n, y, r);
+      }
+    }
+    update</*advance=*/false>(t, columns_.data(), static_cast<Index>(columns_.size()));
+  }
+
+  LayerState<Scalar> state_at(Scalar t) const override {
+    const Index n = units();
+    std::vector<Scalar> c(n);
+    for (Index m = 0; m < n; ++m) c[m] = Cell::flow(c_[m], u_[m], z_[m], t - t_last_, p_->tau_m);
+    auto vec = [](const Vector<Scalar>& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
+    LayerState<Scalar> s;
+    s.variables = {{"a_u", vec(a_u_)}, {"a_r", vec(a_r_)}, {"a_z", vec(a_z_)}, {"c", c}};
+    return s;
+  }
+
+  // Per-unit view of the current crossing times (for tests and diagnostics).
+  const Vector<Scalar>& crossing_times() const { return crossing_; }
+
+ private:
+  // One weight column per gate and the scales applied to it.
+  struct Column {
+    const Scalar* u = nullptr;
+    const Scalar* r = nullptr;
+    const Scalar* z = nullptr;
+    Scalar scale_ur = 0;
+    Scalar scale_z = 0;
+  };
+
+  void advance(Scalar t) {
+    const Scalar dt = t - t_last_;
+    if (dt != 0) {
+      const Index n = units();
+      for (Index m = 0; m < n; ++m) c_[m] = Cell::flow(c_[m], u_[m], z_[m], dt, p_->tau_m);
+    }
+    t_last_ = t;
+  }
+
+  // The per-event pass over all units (fused so each unit's data is touched once):
+  // advance c to t, add the weight columns, refresh gates and the next crossing time.
+  template <bool kAdvance>
+  void update(Scalar t, const Column* cols, Index n_cols) {
+    const Index n = units();
+    const Scalar dt = t - t_last_;
+    const Scalar tau_m = p_->tau_m;
+    const Scalar* theta = p_->theta.data();
+    Scalar best = never<Scalar>();
+    Index best_unit = 0;
+    for (Index m = 0; m < n; ++m) {
+      Scalar c = c_[m];
+      if (kAdvance && dt != 0) c = Cell::flow(c, u_[m], z_[m], dt, tau_m);
+      Scalar au = a_u_[m], ar = a_r_[m], az = a_z_[m];
+      for (Index k = 0; k < n_cols; ++k) {
+        const Column& col = cols[k];
+        if (col.u == nullptr) continue;
+        au += col.u[m] * col.scale_ur;
+        ar += col.r[m] * col.scale_ur;
+        az += col.z[m] * col.scale_z;
+      }
+      const Scalar u = Cell::update_gate(au);
+      const Scalar z = Cell::candidate(az);
+      const Scalar tc = t + Cell::time_to_crossing(c, u, z, theta[m], tau_m);
+      c_[m] = c;
+      a_u_[m] = au;
+      a_r_[m] = ar;
+      a_z_[m] = az;
+      u_[m] = u;
+      z_[m] = z;
+      crossing_[m] = tc;
+      if (tc < best) {
+        best = tc;
+        best_unit = m;
+      }
+    }
+    t_last_ = t;
+    min_time_ = best;
+    min_unit_ = best_unit;
+  }
+
+  std::shared_ptr<const Params> p_;
+  Vector<Scalar> a_u_, a_r_, a_z_, c_;  // state at t_last_
+  Vector<Scalar> u_, z_;                // gates, cached: constant until the next event
+  Vector<Scalar> crossing_;             // absolute next crossing time per unit
+  Scalar t_last_ = 0;
+  Scalar min_time_ = never<Scalar>();
+  Index min_unit_ = 0;
+  std::vector<Index> firing_;
+  std::vector<Column> columns_;
+};
+
+}  // namespace egret

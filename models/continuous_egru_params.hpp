@@ -1,0 +1,55 @@
+// Parameters of one continuous-time EGRU layer with the box gate kernel (DESIGN section 1).
+#pragma once
+
+#include <limits>
+
+#include "models/egru_weights.hpp"
+
+namespace egret {
+
+template <class Scalar>
+struct ContinuousEgruParams : EgruWeights<Scalar> {
+  Vector<Scalar> c_init;  // internal state at t = 0, each < theta (default 0)
+  Scalar tau_m = 10;      // state time constant [ms]
+  Scalar tau_o = 10;      // output-trace time constant [ms]
+  Scalar window_input = std::numeric_limits<Scalar>::infinity();      // hold of inputs [ms]
+  Scalar window_recurrent = std::numeric_limits<Scalar>::infinity();  // hold of events [ms]
+
+  using RandomInit = typename EgruWeights<Scalar>::RandomInit;
+
+  static ContinuousEgruParams zeros(Index units, Index inputs, Scalar threshold = Scalar(0.5)) {
+    ContinuousEgruParams p;
+    p.set_zero(units, inputs, threshold);
+    p.c_init.setZero(units);
+    return p;
+  }
+
+  static ContinuousEgruParams random(Index units, Index inputs, std::uint64_t seed,
+                                     const RandomInit& init) {
+    ContinuousEgruParams p;
+    p.set_random(units, inputs, seed, init);
+    p.c_init.setZero(units);
+    return p;
+  }
+
+  // Throws std::invalid_argument naming the first problem found.
+  void validate(const std::string& layer = "continuous_egru layer") const {
+    this->validate_weights(layer);
+    const Index n = this->units();
+    detail::check_shape(c_init, n, 1, layer, "c_init");
+    for (Index i = 0; i < n; ++i) {
+      if (!(c_init(i) < this->theta(i))) {
+        std::ostringstream os;
+        os << layer << ": initial state c_init[" << i << "] = " << c_init(i)
+           << " must be below its threshold " << this->theta(i);
+        throw std::invalid_argument(os.str());
+      }
+    }
+    detail::check_positive(tau_m, layer, "tau_m", false);
+    detail::check_positive(tau_o, layer, "tau_o", false);
+    detail::check_positive(window_input, layer, "window_input", true);
+    detail::check_positive(window_recurrent, layer, "window_recurrent", true);
+  }
+};
+
+}  // namespace egret

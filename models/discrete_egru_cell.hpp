@@ -1,0 +1,29 @@
+// The physics of one discrete-time EGRU unit, paper convention (DESIGN section 3, EGRU Eq. 1-2):
+//   u = sigmoid(U_u x_k + V_u y_{k-1} + b_u)     r = sigmoid(U_r x_k + V_r y_{k-1} + b_r)
+//   z = tanh(U_z x_k + V_z (r * y_{k-1}) + b_z)
+//   c_k = u z + (1 - u) c_{k-1} - y_{k-1}        y_k = c_k H(c_k - theta)
+// with H(v) = 1 for v > 0, else 0. The reset gate multiplies the SENDING unit's output, as in
+// the continuous model. The layer (discrete_egru_layer.hpp) assembles the pre-activations
+// event-sparsely; the per-unit update is here.
+#pragma once
+
+#include <cmath>
+
+namespace egret {
+
+template <class Scalar>
+struct DiscreteEgruCell {
+  static Scalar sigmoid(Scalar a) { return Scalar(1) / (Scalar(1) + std::exp(-a)); }
+  static Scalar update_gate(Scalar a_u) { return sigmoid(a_u); }
+  static Scalar reset_gate(Scalar a_r) { return sigmoid(a_r); }
+  static Scalar candidate(Scalar a_z) { return std::tanh(a_z); }
+
+  // c_k from the gates, the previous state and the previous output.
+  static Scalar next_state(Scalar u, Scalar z, Scalar c_prev, Scalar y_prev) {
+    return u * z + (Scalar(1) - u) * c_prev - y_prev;
+  }
+  static bool fires(Scalar c, Scalar theta) { return c - theta > 0; }
+  static Scalar output(Scalar c, Scalar theta) { return fires(c, theta) ? c : Scalar(0); }
+};
+
+}  // namespace egret

@@ -1,0 +1,124 @@
+// The weights every EGRU variant shares (DESIGN sections 1 and 3): per gate X in {u, r, z}
+// input weights U_X (N x D), recurrent weights V_X (N x N), bias b_X (N), and thresholds theta
+// (N, > 0); their validation and a seeded random initialisation.
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "events/event.hpp"
+
+namespace egret {
+
+template <class Scalar>
+using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;  // column-major
+template <class Scalar>
+using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
+
+namespace detail {
+template <class Derived>
+void check_shape(const Eigen::MatrixBase<Derived>& m, Index rows, Index cols,
+                 const std::string& layer, const char* name) {
+  if (m.rows() != rows || m.cols() != cols) {
+    std::ostringstream os;
+    os << layer << ": " << name << " has shape " << m.rows() << "x" << m.cols() << ", expected "
+       << rows << "x" << cols;
+    throw std::invalid_argument(os.str());
+  }
+  if (!m.allFinite()) {
+    throw std::invalid_argument(layer + ": " + name + " contains NaN or infinite entries");
+  }
+}
+template <class Scalar>
+void check_positive(Scalar v, const std::string& layer, const char* name, bool allow_inf) {
+  if (!(v > 0) || (!allow_inf && !std::isfinite(v))) {
+    std::ostringstream os;
+    os << layer << ": " << name << " must be " << (allow_inf ? "> 0 (inf allowed)" : "finite and > 0")
+       << ", got " << v;
+    throw std::invalid_argument(os.str());
+  }
+}
+}  // namespace detail
+
+template <class Scalar>
+struct EgruWeights {
+  Matrix<Scalar> U_u, U_r, U_z;
+  Matrix<Scalar> V_u, V_r, V_z;
+  Vector<Scalar> b_u, b_r, b_z;
+  Vector<Scalar> theta;  // thresholds, > 0
+
+  Index units() const { return theta.size(); }
+  Index inputs() const { return U_u.cols(); }
+
+  // Zero weights and biases, the given threshold.
+  void set_zero(Index units, Index inputs, Scalar threshold) {
+    for (auto* m : {&U_u, &U_r, &U_z}) m->setZero(units, inputs);
+    for (auto* m : {&V_u, &V_r, &V_z}) m->setZero(units, units);
+    for (auto* v : {&b_u, &b_r, &b_z}) v->setZero(units);
+    theta.setConstant(units, threshold);
+  }
+
+  // Seeded uniform initialisation: U_X ~ U(-s/sqrt(D), s/sqrt(D)), V_X ~ U(-s/sqrt(N), ..),
+  // biases ~ b_mean_X + U(-b_spread, b_spread). Deterministic per seed on every platform
+  // (std::mt19937_64 plus our own uniform mapping; std distributions are not portable).
+  struct RandomInit {
+    Scalar weight_scale = 1;
+    Scalar bias_u = 0, bias_r = 0, bias_z = Scalar(0.8);
+    Scalar bias_spread = Scalar(0.2);
+    Scalar threshold = Scalar(0.3);
+  };
+  void set_random(Index units, Index inputs, std::uint64_t seed, const RandomInit& init) {
+    set_zero(units, inputs, init.threshold);
+    std::mt19937_64 rng(seed);
+    auto uniform = [&rng](Scalar lo, Scalar hi) {
+      const double u01 = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+      return lo + static_cast<Scalar>(u01) * (hi - lo);
+    };
+    const Scalar su = init.weight_scale / std::sqrt(static_cast<Scalar>(inputs));
+    const Scalar sv = init.weight_scale / std::sqrt(static_cast<Scalar>(units));
+    for (auto* m : {&U_u, &U_r, &U_z})
+      for (Index j = 0; j < m->cols(); ++j)
+        for (Index i = 0; i < m->rows(); ++i) (*m)(i, j) = uniform(-su, su);
+    for (auto* m : {&V_u, &V_r, &V_z})
+      for (Index j = 0; j < m->cols(); ++j)
+        for (Index i = 0; i < m->rows(); ++i) (*m)(i, j) = uniform(-sv, sv);
+    const Scalar means[3] = {init.bias_u, init.bias_r, init.bias_z};
+    Vector<Scalar>* biases[3] = {&b_u, &b_r, &b_z};
+    for (int g = 0; g < 3; ++g)
+      for (Index i = 0; i < units; ++i)
+        (*biases[g])(i) = means[g] + uniform(-init.bias_spread, init.bias_spread);
+  }
+
+  // Throws std::invalid_argument naming the first problem found.
+  void validate_weights(const std::string& layer) const {
+    const Index n = theta.size();
+    const Index d = U_u.cols();
+    if (n <= 0) throw std::invalid_argument(layer + ": number of units must be positive");
+    if (d <= 0) throw std::invalid_argument(layer + ": number of inputs must be positive");
+    detail::check_shape(U_u, n, d, layer, "U_u");
+    detail::check_shape(U_r, n, d, layer, "U_r");
+    detail::check_shape(U_z, n, d, layer, "U_z");
+    detail::check_shape(V_u, n, n, layer, "V_u");
+    detail::check_shape(V_r, n, n, layer, "V_r");
+    detail::check_shape(V_z, n, n, layer, "V_z");
+    detail::check_shape(b_u, n, 1, layer, "b_u");
+    detail::check_shape(b_r, n, 1, layer, "b_r");
+    detail::check_shape(b_z, n, 1, layer, "b_z");
+    detail::check_shape(theta, n, 1, layer, "theta");
+    for (Index i = 0; i < n; ++i) {
+      if (!(theta(i) > 0)) {
+        std::ostringstream os;
+        os << layer << ": threshold theta[" << i << "] must be > 0, got " << theta(i);
+        throw std::invalid_argument(os.str());
+      }
+    }
+  }
+};
+
+}  // namespace egret

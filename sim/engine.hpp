@@ -1,0 +1,187 @@
+// The discrete-event engine: merges the external input stream, the scheduled queue (releases,
+// readouts, snapshots) and each layer's next internal event, always taking the earliest by the
+// one event order (events/event.hpp), and dispatches it to the layer it concerns.
+//
+// An event emitted by layer l at time s is delivered to layer l + 1 at the same time s, at once:
+// every release and external input at s has been processed before (they precede internal events
+// at equal times), and layer l + 1's own internal events at s come after layer l's.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "events/event_queue.hpp"
+#include "events/input_stream.hpp"
+#include "sim/network.hpp"
+#include "sim/output_trace.hpp"
+#include "sim/recorder.hpp"
+
+namespace egret {
+
+template <class Scalar>
+struct SimOptions {
+  Scalar end_time = 0;                 // events with time <= end_time are processed [ms]
+  std::vector<Scalar> readout_times;   // sample the last layer's output trace (and logits)
+  std::vector<Scalar> snapshot_times;  // record every layer's state
+  bool record_trace = true;            // keep every emitted event in the result
+};
+
+template <class Scalar>
+SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& input,
+                           const SimOptions<Scalar>& options) {
+  if (net.empty()) throw std::invalid_argument("simulate: the network has no layers");
+  if (input.channels() != net.input_channels()) {
+    std::ostringstream os;
+    os << "simulate: input stream has " << input.channels() << " channels but the first layer ("
+       << net.layer(0).type_name() << ") expects " << net.input_channels();
+    throw std::invalid_argument(os.str());
+  }
+  if (!std::isfinite(options.end_time) || options.end_time < 0) {
+    std::ostringstream os;
+    os << "simulate: end_time must be finite and >= 0, got " << options.end_time;
+    throw std::invalid_argument(os.str());
+  }
+  auto check_times = [&](const std::vector<Scalar>& times, const char* what) {
+    for (Scalar t : times) {
+      if (!std::isfinite(t) || t < 0 || t > options.end_time) {
+        std::ostringstream os;
+        os << "simulate: " << what << " time " << t << " is outside [0, end_time = "
+           << options.end_time << "]";
+        throw std::invalid_argument(os.str());
+      }
+    }
+  };
+  check_times(options.readout_times, "readout");
+  check_times(options.snapshot_times, "snapshot");
+
+  const Index n_layers = net.size();
+  SimResult<Scalar> result;
+  result.end_time = options.end_time;
+  result.layers.resize(static_cast<std::size_t>(n_layers));
+  std::vector<OutputTrace<Scalar>> traces;
+  for (Index l = 0; l < n_layers; ++l) {
+    net.layer(l).reset();
+    result.layers[l].units = net.layer(l).units();
+    result.layers[l].clocked = net.layer(l).clocked();
+    traces.emplace_back(net.layer(l).units(), net.layer(l).output_time_constant());
+  }
+
+  EventQueue<Scalar> queue;
+  for (std::size_t i = 0; i < options.readout_times.size(); ++i) {
+    queue.push({options.readout_times[i], EventKind::kReadout, n_layers - 1, 0, 0,
+                static_cast<Scalar>(i)});
+  }
+  for (std::size_t i = 0; i < options.snapshot_times.size(); ++i) {
+    queue.push({options.snapshot_times[i], EventKind::kSnapshot, 0, 0, 0, static_cast<Scalar>(i)});
+  }
+  result.readouts.resize(options.readout_times.size());
+  result.snapshots.resize(options.snapshot_times.size());
+
+  std::vector<Emission<Scalar>> emitted;
+
+  // Deliver the emissions of layer l at time t: record them, add them to the output trace, and
+  // hand them to layer l + 1 as inputs at t (its own crossings then come through the loop).
+  auto deliver = [&](Index l, Scalar t, const std::vector<Emission<Scalar>>& out) {
+    auto& counts = result.layers[l];
+    counts.events += out.size();
+    for (const auto& e : out) {
+      traces[l].add(e.unit, e.value, t);
+      if (options.record_trace) result.trace.push_back({t, l, e.unit, e.value});
+    }
+    if (l + 1 < n_layers) {
+      Scheduler<Scalar> sched(queue, l + 1);
+      auto& next = net.layer(l + 1);
+      for (const auto& e : out) next.receive_input(t, e.unit, e.value, sched);
+      result.layers[l + 1].inputs_received += out.size();
+    }
+  };
+
+  std::size_t next_input = 0;
+  const Scalar end = options.end_time;
+  for (;;) {
+    // Candidate from each source; the earliest by event_precedes wins.
+    Event<Scalar> best;
+    enum class Source { kNone, kInput, kQueue, kLayer } source = Source::kNone;
+    auto consider = [&](const Event<Scalar>& e, Source s) {
+      if (e.time > end) return;
+      if (source == Source::kNone || event_precedes(e, best)) {
+        best = e;
+        source = s;
+      }
+    };
+    if (next_input < input.size()) {
+      const auto& in = input[next_input];
+      consider({in.time, EventKind::kInput, 0, in.channel, in.value, 0, next_input}, Source::kInput);
+    }
+    if (!queue.empty()) consider(queue.top(), Source::kQueue);
+    for (Index l = 0; l < n_layers; ++l) {
+      const InternalEvent<Scalar> ie = net.layer(l).next_internal_event();
+      if (ie.time <= end) consider({ie.time, EventKind::kInternal, l, ie.unit, 0, 0, 0}, Source::kLayer);
+    }
+    if (source == Source::kNone) break;
+    ++result.events_processed;
+
+    switch (source) {
+      case Source::kInput: {
+        Scheduler<Scalar> sched(queue, 0);
+        net.layer(0).receive_input(best.time, best.index, best.value, sched);
+        ++result.layers[0].inputs_received;
+        ++next_input;
+        break;
+      }
+      case Source::kLayer: {
+        const Index l = best.layer;
+        Scheduler<Scalar> sched(queue, l);
+        emitted.clear();
+        net.layer(l).fire(best.time, sched, emitted);
+        ++result.layers[l].internal_steps;
+        deliver(l, best.time, emitted);
+        break;
+      }
+      case Source::kQueue: {
+        const Event<Scalar> e = queue.pop();
+        switch (e.kind) {
+          case EventKind::kInputRelease:
+          case EventKind::kRecurrentRelease:
+            net.layer(e.layer).release(e);
+            ++result.layers[e.layer].releases;
+            break;
+          case EventKind::kReadout: {
+            auto& rec = result.readouts[static_cast<std::size_t>(e.aux)];
+            rec.time = e.time;
+            rec.trace = traces[n_layers - 1].values_at(e.time);
+            if (const auto* ro = net.readout()) {
+              Eigen::Map<const Vector<Scalar>> o(rec.trace.data(),
+                                                 static_cast<Index>(rec.trace.size()));
+              const Vector<Scalar> logits = ro->W_o * o + ro->b_o;
+              rec.logits.assign(logits.data(), logits.data() + logits.size());
+            }
+            break;
+          }
+          case EventKind::kSnapshot: {
+            auto& rec = result.snapshots[static_cast<std::size_t>(e.aux)];
+            rec.time = e.time;
+            rec.layers.clear();
+            for (Index l = 0; l < n_layers; ++l) {
+              LayerState<Scalar> s = net.layer(l).state_at(e.time);
+              s.variables.emplace_back("o", traces[l].values_at(e.time));
+              rec.layers.push_back(std::move(s));
+            }
+            break;
+          }
+          default:
+            throw std::logic_error("simulate: unexpected event kind on the queue");
+        }
+        break;
+      }
+      case Source::kNone:
+        break;
+    }
+  }
+  return result;
+}
+
+}  // namespace egret

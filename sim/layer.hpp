@@ -1,0 +1,99 @@
+// The interface between the engine and a layer of units. The engine owns time and the order of
+// events; a layer owns its state and its equations. Every cell family (continuous EGRU, discrete
+// EGRU, ...) implements this interface, so the engine, recorder and batch runner are generic.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "events/event.hpp"
+#include "events/event_queue.hpp"
+
+namespace egret {
+
+// What a layer may ask of the engine while handling an event: schedule a future event of its
+// own (a release) on the shared queue.
+template <class Scalar>
+class Scheduler {
+ public:
+  Scheduler(EventQueue<Scalar>& queue, Index layer) : queue_(queue), layer_(layer) {}
+  void schedule(Scalar time, EventKind kind, Index index, Scalar value, Scalar aux = 0) {
+    Event<Scalar> e;
+    e.time = time;
+    e.kind = kind;
+    e.layer = layer_;
+    e.index = index;
+    e.value = value;
+    e.aux = aux;
+    queue_.push(e);
+  }
+
+ private:
+  EventQueue<Scalar>& queue_;
+  Index layer_;
+};
+
+// One event emitted by a unit of a layer: it is recorded, it feeds the output trace, and it is
+// delivered to the next layer as an input on channel `unit`.
+template <class Scalar>
+struct Emission {
+  Index unit = 0;
+  Scalar value = 0;
+};
+
+// The next internal event a layer will produce if nothing else happens first.
+template <class Scalar>
+struct InternalEvent {
+  Scalar time = never<Scalar>();
+  Index unit = 0;  // smallest unit firing at `time` (orders simultaneous layers' events)
+};
+
+// Named state vectors of a layer at one time (a_u, a_r, a_z, c, ...).
+template <class Scalar>
+struct LayerState {
+  std::vector<std::pair<std::string, std::vector<Scalar>>> variables;
+  const std::vector<Scalar>& at(const std::string& name) const {
+    for (const auto& [n, v] : variables)
+      if (n == name) return v;
+    throw std::out_of_range("layer state has no variable '" + name + "'");
+  }
+};
+
+template <class Scalar>
+class Layer {
+ public:
+  virtual ~Layer() = default;
+
+  virtual std::string type_name() const = 0;
+  virtual Index units() const = 0;
+  virtual Index inputs() const = 0;
+  virtual Scalar output_time_constant() const = 0;
+  // True for layers driven by a tick schedule (discrete time): their internal events are ticks.
+  virtual bool clocked() const = 0;
+
+  // A fresh layer with the same (shared, read-only) parameters and its own state: one per
+  // worker thread in batch runs.
+  virtual std::unique_ptr<Layer> clone() const = 0;
+
+  // Initial state at t = 0.
+  virtual void reset() = 0;
+
+  // An input event (external channel, or a unit of the layer below) at time t.
+  virtual void receive_input(Scalar t, Index channel, Scalar value, Scheduler<Scalar>& sched) = 0;
+
+  // A release event this layer scheduled earlier.
+  virtual void release(const Event<Scalar>& event) = 0;
+
+  virtual InternalEvent<Scalar> next_internal_event() const = 0;
+
+  // Handle the internal event(s) at time t (every unit whose crossing is at t, or the tick at
+  // t); append what the units emit, in unit order.
+  virtual void fire(Scalar t, Scheduler<Scalar>& sched, std::vector<Emission<Scalar>>& out) = 0;
+
+  // The state at time t >= the last event, without changing it.
+  virtual LayerState<Scalar> state_at(Scalar t) const = 0;
+};
+
+}  // namespace egret

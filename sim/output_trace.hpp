@@ -1,0 +1,42 @@
+// The exponential output trace of a layer's events (DESIGN section 1):
+//   tau_o do_n/dt = -o_n,   o_n += y at each event of unit n.
+// Kept lazily per unit (value and time of its last event): O(1) per event, O(N) per readout.
+#pragma once
+
+#include <cmath>
+#include <vector>
+
+#include "events/event.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class OutputTrace {
+ public:
+  OutputTrace() = default;
+  OutputTrace(Index units, Scalar tau_o) : tau_o_(tau_o), o_(units, 0), t_(units, 0) {}
+
+  void add(Index unit, Scalar value, Scalar t) {
+    o_[unit] = o_[unit] * std::exp(-(t - t_[unit]) / tau_o_) + value;
+    t_[unit] = t;
+  }
+
+  Scalar value_at(Index unit, Scalar t) const {
+    return o_[unit] * std::exp(-(t - t_[unit]) / tau_o_);
+  }
+
+  std::vector<Scalar> values_at(Scalar t) const {
+    std::vector<Scalar> out(o_.size());
+    for (std::size_t n = 0; n < o_.size(); ++n) out[n] = value_at(static_cast<Index>(n), t);
+    return out;
+  }
+
+  Scalar tau_o() const { return tau_o_; }
+
+ private:
+  Scalar tau_o_ = 1;
+  std::vector<Scalar> o_;
+  std::vector<Scalar> t_;
+};
+
+}  // namespace egret

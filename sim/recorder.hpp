@@ -1,0 +1,74 @@
+// What a run records: the event trace, per-layer counts, readouts of the output trace and state
+// snapshots. The engine calls it; it does no simulation itself.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/layer.hpp"
+
+namespace egret {
+
+template <class Scalar>
+struct TraceEvent {
+  Scalar time = 0;
+  Index layer = 0;
+  Index unit = 0;
+  Scalar value = 0;
+  friend bool operator==(const TraceEvent& a, const TraceEvent& b) {
+    return a.time == b.time && a.layer == b.layer && a.unit == b.unit && a.value == b.value;
+  }
+};
+
+struct LayerCounts {
+  Index units = 0;
+  std::uint64_t events = 0;          // events the layer's units emitted
+  std::uint64_t inputs_received = 0;  // input events that reached the layer
+  std::uint64_t releases = 0;         // release events processed
+  std::uint64_t internal_steps = 0;   // fire() calls: crossings (continuous) or ticks (discrete)
+  bool clocked = false;               // discrete-time layer: internal_steps are ticks
+};
+
+template <class Scalar>
+struct ReadoutRecord {
+  Scalar time = 0;
+  std::vector<Scalar> trace;   // output trace o(t) of the readout layer
+  std::vector<Scalar> logits;  // W_o o(t) + b_o, if the network has a readout
+};
+
+template <class Scalar>
+struct SnapshotRecord {
+  Scalar time = 0;
+  std::vector<LayerState<Scalar>> layers;  // state of every layer (plus its output trace "o")
+};
+
+template <class Scalar>
+struct SimResult {
+  Scalar end_time = 0;
+  std::vector<TraceEvent<Scalar>> trace;  // emitted events in processing order
+  std::vector<LayerCounts> layers;
+  std::vector<ReadoutRecord<Scalar>> readouts;
+  std::vector<SnapshotRecord<Scalar>> snapshots;
+  std::uint64_t events_processed = 0;  // all events the engine dispatched (inputs, releases,
+                                       // internal events, readouts, snapshots)
+
+  std::uint64_t total_emitted() const {
+    std::uint64_t s = 0;
+    for (const auto& l : layers) s += l.events;
+    return s;
+  }
+  // Events per unit per second of simulated time (time unit: ms).
+  double rate_per_unit(std::size_t layer) const {
+    const auto& l = layers.at(layer);
+    if (l.units == 0 || end_time <= 0) return 0;
+    return static_cast<double>(l.events) / (static_cast<double>(l.units) * end_time * 1e-3);
+  }
+  // Activity sparsity of a clocked layer: 1 - active unit-steps / all unit-steps.
+  double activity_sparsity(std::size_t layer) const {
+    const auto& l = layers.at(layer);
+    const double steps = static_cast<double>(l.internal_steps) * static_cast<double>(l.units);
+    return steps > 0 ? 1.0 - static_cast<double>(l.events) / steps : 1.0;
+  }
+};
+
+}  // namespace egret

@@ -1,0 +1,85 @@
+// One unit with constant gates: the first crossing time (tau_m/u) ln((z - c0)/(z - theta)) and
+// the periodic firing interval (tau_m/u) ln(z/(z - theta)), to 1e-12, computed here in long
+// double from the formula; the engine computes them from the cell's closed form.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/box_egru_cell.hpp"
+#include "models/continuous_egru_layer.hpp"
+#include "sim/engine.hpp"
+
+namespace {
+
+using egret::Index;
+using P = egret::ContinuousEgruParams<double>;
+using Cell = egret::BoxEgruCell<double>;
+
+long double sigmoidl(long double a) { return 1.0L / (1.0L + std::exp(-a)); }
+
+struct Case {
+  double b_u, b_z, theta, c0, tau_m;
+};
+
+class ConstantGates : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConstantGates, FirstCrossingAndPeriod) {
+  const Case k = GetParam();
+  P p = P::zeros(1, 1, k.theta);
+  p.b_u[0] = k.b_u;
+  p.b_z[0] = k.b_z;
+  p.c_init[0] = k.c0;
+  p.tau_m = k.tau_m;
+  const long double u = sigmoidl(k.b_u), z = std::tanh(static_cast<long double>(k.b_z));
+  const long double th = k.theta, tau = k.tau_m;
+  const long double first = (tau / u) * std::log((z - k.c0) / (z - th));
+  const long double period = (tau / u) * std::log(z / (z - th));
+
+  egret::Network<double> net;
+  net.add_layer(std::make_unique<egret::ContinuousEgruLayer<double>>(std::make_shared<P>(p)));
+  egret::SimOptions<double> opt;
+  opt.end_time = static_cast<double>(first + 40.5L * period);
+  const auto r = egret::simulate(net, egret::InputStream<double>({}, 1), opt);
+  ASSERT_EQ(r.trace.size(), 41u);
+  for (std::size_t i = 0; i < r.trace.size(); ++i) {
+    const long double expected = first + static_cast<long double>(i) * period;
+    EXPECT_NEAR(r.trace[i].time, static_cast<double>(expected), 1e-12 * static_cast<double>(expected))
+        << "event " << i;
+    EXPECT_EQ(r.trace[i].value, k.theta);  // y = c(s-) = theta
+  }
+  for (std::size_t i = 1; i < r.trace.size(); ++i) {
+    const double interval = r.trace[i].time - r.trace[i - 1].time;
+    EXPECT_NEAR(interval, static_cast<double>(period), 1e-12 * static_cast<double>(period) * 50);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ConstantGates,
+                         ::testing::Values(Case{0.0, 1.0, 0.5, 0.0, 10.0},
+                                           Case{1.3, 0.6, 0.2, -0.4, 3.0},
+                                           Case{-2.0, 2.5, 0.9, 0.85, 25.0},
+                                           Case{0.4, 0.35, 0.3, 0.1, 1.0}),
+                         [](const auto& param_info) { return "case" + std::to_string(param_info.index); });
+
+TEST(BoxEgruCell, NoCrossingWhenCandidateBelowThreshold) {
+  EXPECT_TRUE(std::isinf(Cell::time_to_crossing(0.0, 0.5, 0.3, 0.3, 10.0)));
+  EXPECT_TRUE(std::isinf(Cell::time_to_crossing(0.1, 0.5, -0.9, 0.3, 10.0)));
+  EXPECT_EQ(Cell::time_to_crossing(0.3, 0.5, 0.1, 0.3, 10.0), 0.0);  // at threshold: now
+}
+
+TEST(BoxEgruCell, FlowSolvesTheOde) {
+  // c(t) = z + (c0 - z) exp(-u t / tau): check c(0) = c0 and dc/dt = u (z - c) / tau by a
+  // central difference at several times.
+  const double c0 = -0.3, u = 0.7, z = 0.8, tau = 5.0;
+  EXPECT_EQ(Cell::flow(c0, u, z, 0.0, tau), c0);
+  for (double t : {0.1, 1.0, 7.0}) {
+    const double h = 1e-5;
+    const double d = (Cell::flow(c0, u, z, t + h, tau) - Cell::flow(c0, u, z, t - h, tau)) / (2 * h);
+    EXPECT_NEAR(d, Cell::rate(Cell::flow(c0, u, z, t, tau), u, z, tau), 1e-9);
+  }
+  // The crossing time lands on theta.
+  const double theta = 0.5;
+  const double dt = Cell::time_to_crossing(c0, u, z, theta, tau);
+  EXPECT_NEAR(Cell::flow(c0, u, z, dt, tau), theta, 1e-15);
+}
+
+}  // namespace

@@ -1,0 +1,141 @@
+// Configuration files and event text files: parsing, strict errors, atomic writes.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "io/event_csv.hpp"
+#include "io/network_config.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / "egret_tests";
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConfigIo, ParsesAndBuildsANetwork) {
+  const auto cfg = egret::parse_network_config(R"({
+    "seed": 3, "input_channels": 4,
+    "layers": [
+      {"type": "continuous_egru", "units": 6, "tau_m": 5, "window_input": 2,
+       "window_recurrent": "inf", "threshold": 0.4, "init": {"bias_z": 0.9}},
+      {"type": "discrete_egru", "units": 3, "dt": 0.5}
+    ],
+    "readout_classes": 2,
+    "simulation": {"end_time": 50, "readout_times": [25, 50], "snapshot_times": [10]}
+  })", "inline");
+  EXPECT_EQ(cfg.seed, 3u);
+  ASSERT_EQ(cfg.layers.size(), 2u);
+  EXPECT_EQ(cfg.layers[0].window_input, 2.0);
+  EXPECT_TRUE(std::isinf(cfg.layers[0].window_recurrent));
+  EXPECT_EQ(cfg.layers[0].bias_z, 0.9);
+  EXPECT_EQ(cfg.layers[1].dt, 0.5);
+  auto net = egret::build_network<double>(cfg);
+  EXPECT_EQ(net.size(), 2);
+  EXPECT_EQ(net.input_channels(), 4);
+  ASSERT_NE(net.readout(), nullptr);
+  EXPECT_EQ(net.readout()->classes(), 2);
+  const auto& l0 = dynamic_cast<const egret::ContinuousEgruLayer<double>&>(net.layer(0));
+  EXPECT_EQ(l0.params().tau_m, 5.0);
+  EXPECT_EQ(l0.params().theta[0], 0.4);
+  // Same seed, same parameters.
+  auto again = egret::build_network<double>(cfg);
+  const auto& m0 = dynamic_cast<const egret::ContinuousEgruLayer<double>&>(again.layer(0));
+  EXPECT_EQ(l0.params().V_z, m0.params().V_z);
+  const auto r = egret::simulate(net, egret::InputStream<double>({{1.0, 2, 1.0}}, 4),
+                                 egret::sim_options<double>(cfg));
+  ASSERT_EQ(r.readouts.size(), 2u);
+  EXPECT_EQ(r.readouts[1].logits.size(), 2u);
+}
+
+TEST(ConfigIo, StrictErrorsNameTheKey) {
+  auto err = [](const std::string& text) {
+    return error_of([&] { egret::parse_network_config(text, "net.json"); });
+  };
+  EXPECT_NE(err("{").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(err(R"({"input_channels": 2, "layers": [{"type": "continuous_egru", "units": 2,
+                  "tau_mm": 3}]})")
+                .find("layers[0]: unknown key 'tau_mm'"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"input_channels": 2, "layers": [{"type": "lstm", "units": 2}]})")
+                .find("unknown layer type 'lstm'"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"input_channels": 2, "layers": [{"type": "continuous_egru", "units": "8"}]})")
+                .find("layers[0].units: expected a non-negative integer"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"input_channels": 0, "layers": [{"type": "continuous_egru", "units": 2}]})")
+                .find("input_channels"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"input_channels": 2, "layers": []})").find("non-empty array"),
+            std::string::npos);
+  // Values that parse but are impossible are caught when the network is built.
+  const auto cfg = egret::parse_network_config(
+      R"({"input_channels": 2, "layers": [{"type": "continuous_egru", "units": 2, "tau_m": -1}]})",
+      "net.json");
+  EXPECT_NE(error_of([&] { egret::build_network<double>(cfg); }).find("layer 0 (continuous_egru): tau_m"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { egret::load_network_config("/nonexistent/net.json"); }).find("cannot open"),
+            std::string::npos);
+}
+
+TEST(ConfigIo, ReadsInputEventCsvWithLineNumbersInErrors) {
+  const auto p = scratch("events.csv");
+  write(p, "t,channel,value\n# comment\n2.5,1,0.5\n1.0,0\n\n");
+  const auto s = egret::read_input_events_csv(p.string(), 2);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].time, 1.0);
+  EXPECT_EQ(s[0].value, 1.0);
+  EXPECT_EQ(s[1].value, 0.5);
+
+  write(p, "1.0,0\nabc,1\n");
+  EXPECT_NE(error_of([&] { egret::read_input_events_csv(p.string(), 2); })
+                .find("events.csv:2: time is not a number"),
+            std::string::npos);
+  write(p, "1.0,0\n2.0,7\n");
+  EXPECT_NE(error_of([&] { egret::read_input_events_csv(p.string(), 2); })
+                .find("channel out of range"),
+            std::string::npos);
+  write(p, "1.0,0\nnan,1\n");
+  EXPECT_NE(error_of([&] { egret::read_input_events_csv(p.string(), 2); }).find("not finite"),
+            std::string::npos);
+  write(p, "1.0,0,1,9\n");
+  EXPECT_NE(error_of([&] { egret::read_input_events_csv(p.string(), 2); })
+                .find("expected t,channel[,value]"),
+            std::string::npos);
+}
+
+TEST(ConfigIo, TraceIsWrittenAtomically) {
+  const auto p = scratch("trace.csv");
+  fs::remove(p);
+  egret::write_trace_csv(p.string(), {{1.5, 0, 2, 0.3}, {2.25, 1, 0, 0.4}});
+  std::ifstream in(p);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all, "time_ms,layer,unit,value\n1.5,0,2,0.29999999999999999\n2.25,1,0,0.40000000000000002\n");
+  EXPECT_FALSE(fs::exists(p.string() + ".tmp-egret"));
+  // An unwritable destination: error, and no file (partial or temporary) left behind.
+  const std::string bad = (fs::temp_directory_path() / "egret_no_such_dir" / "t.csv").string();
+  EXPECT_NE(error_of([&] { egret::write_trace_csv(bad, {}); }).find("cannot create"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(bad));
+}
+
+}  // namespace
