@@ -9,8 +9,14 @@
 //   jumps on the receivers of an event of unit n with value y:
 //     a_u += V_u[:, n] y,  a_r += V_r[:, n] y,  a_z += V_z[:, n] r_n(s-) y
 //   jumps on an external input (channel k, value x): a_X += U_X[:, k] x, c unchanged.
+//
+// Each equation comes in a scalar form (one unit) and an array form (all units of a layer at
+// once), written with exp and log only so that Eigen vectorises them (it has SIMD exp/log for
+// float and double, but not tanh/expm1/log1p for double): tanh(a) = 1 - 2 / (1 + exp(2a)).
+// The two forms are the same formulas, term for term.
 #pragma once
 
+#include <Eigen/Core>
 #include <cmath>
 #include <limits>
 
@@ -18,16 +24,19 @@ namespace egret {
 
 template <class Scalar>
 struct BoxEgruCell {
+  using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+
   static Scalar sigmoid(Scalar a) { return Scalar(1) / (Scalar(1) + std::exp(-a)); }
   static Scalar update_gate(Scalar a_u) { return sigmoid(a_u); }
   static Scalar reset_gate(Scalar a_r) { return sigmoid(a_r); }
-  static Scalar candidate(Scalar a_z) { return std::tanh(a_z); }
+  static Scalar candidate(Scalar a_z) {
+    return Scalar(1) - Scalar(2) / (Scalar(1) + std::exp(Scalar(2) * a_z));
+  }
 
-  // Closed-form flow: c(t0 + dt) with the gates held at (u, z), written as
-  // c0 + (z - c0) (1 - exp(-u dt / tau_m)) with expm1 so that short intervals (the common case
-  // between dense events) lose no digits and dt = 0 returns c0 exactly.
+  // Closed-form flow: c(t0 + dt) = c0 + (z - c0) (1 - exp(-u dt / tau_m)) with the gates held
+  // at (u, z); dt = 0 returns c0 exactly.
   static Scalar flow(Scalar c0, Scalar u, Scalar z, Scalar dt, Scalar tau_m) {
-    return c0 - (z - c0) * std::expm1(-u * dt / tau_m);
+    return c0 + (z - c0) * (Scalar(1) - std::exp(-u * dt / tau_m));
   }
 
   // dc/dt, the right-hand side of the flow.
@@ -38,11 +47,36 @@ struct BoxEgruCell {
   // or above theta (possible only through rounding, since c is continuous and starts below)
   // crosses now.
   //   c0 < theta < z:  dt = (tau_m / u) ln((z - c0) / (z - theta))
-  // written with log1p((theta - c0) / (z - theta)) for accuracy when c0 is close to theta.
+  // written as ln(1 + (theta - c0) / (z - theta)).
   static Scalar time_to_crossing(Scalar c0, Scalar u, Scalar z, Scalar theta, Scalar tau_m) {
     if (c0 >= theta) return Scalar(0);
     if (z <= theta) return std::numeric_limits<Scalar>::infinity();
-    return (tau_m / u) * std::log1p((theta - c0) / (z - theta));
+    return (tau_m / u) * std::log(Scalar(1) + (theta - c0) / (z - theta));
+  }
+
+  // ---- Array forms: the same equations for all units of a layer.
+
+  // c <- flow(c, u, z, dt, tau_m), in place.
+  static void advance(Array& c, const Array& u, const Array& z, Scalar dt, Scalar tau_m) {
+    c += (z - c) * (Scalar(1) - (u * (-dt / tau_m)).exp());
+  }
+
+  // u = sigmoid(a_u), z = tanh(a_z).
+  static void gates(const Array& a_u, const Array& a_z, Array& u, Array& z) {
+    u = (Scalar(1) + (-a_u).exp()).inverse();
+    z = Scalar(1) - Scalar(2) * (Scalar(1) + (Scalar(2) * a_z).exp()).inverse();
+  }
+
+  // Absolute next crossing times t + time_to_crossing(...) for every unit.
+  static void crossing_times(const Array& c, const Array& u, const Array& z, const Array& theta,
+                             Scalar tau_m, Scalar t, Array& out) {
+    const Scalar inf = std::numeric_limits<Scalar>::infinity();
+    // Lanes with z <= theta compute a meaningless log; select() discards them.
+    out = (c >= theta)
+              .select(t, (z > theta)
+                             .select(t + (tau_m * u.inverse()) *
+                                             (Scalar(1) + (theta - c) / (z - theta)).log(),
+                                     inf));
   }
 
   // Value carried by an internal event (y = c(s-) = theta) and the state after it.

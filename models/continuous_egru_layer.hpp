@@ -23,6 +23,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
  public:
   using Params = ContinuousEgruParams<Scalar>;
   using Cell = BoxEgruCell<Scalar>;
+  using Array = typename Cell::Array;
 
   explicit ContinuousEgruLayer(std::shared_ptr<const Params> params)
       : p_(std::move(params)) {
@@ -30,6 +31,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     p_->validate();
     const Index n = p_->units();
     for (auto* v : {&a_u_, &a_r_, &a_z_, &c_, &u_, &z_, &crossing_}) v->resize(n);
+    theta_ = p_->theta.array();
     reset();
   }
 
@@ -45,10 +47,10 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   void reset() override {
-    a_u_ = p_->b_u;
-    a_r_ = p_->b_r;
-    a_z_ = p_->b_z;
-    c_ = p_->c_init;
+    a_u_ = p_->b_u.array();
+    a_r_ = p_->b_r.array();
+    a_z_ = p_->b_z.array();
+    c_ = p_->c_init.array();
     t_last_ = 0;
     const Column none{};
     update</*advance=*/false>(0, &none, 0);
@@ -110,14 +112,14 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     const Index n = units();
     std::vector<Scalar> c(n);
     for (Index m = 0; m < n; ++m) c[m] = Cell::flow(c_[m], u_[m], z_[m], t - t_last_, p_->tau_m);
-    auto vec = [](const Vector<Scalar>& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
+    auto vec = [](const Array& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
     LayerState<Scalar> s;
     s.variables = {{"a_u", vec(a_u_)}, {"a_r", vec(a_r_)}, {"a_z", vec(a_z_)}, {"c", c}};
     return s;
   }
 
   // Per-unit view of the current crossing times (for tests and diagnostics).
-  const Vector<Scalar>& crossing_times() const { return crossing_; }
+  const Array& crossing_times() const { return crossing_; }
 
  private:
   // One weight column per gate and the scales applied to it.
@@ -129,60 +131,47 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     Scalar scale_z = 0;
   };
 
+  using ConstMap = Eigen::Map<const Array>;
+
   void advance(Scalar t) {
-    const Scalar dt = t - t_last_;
-    if (dt != 0) {
-      const Index n = units();
-      for (Index m = 0; m < n; ++m) c_[m] = Cell::flow(c_[m], u_[m], z_[m], dt, p_->tau_m);
-    }
+    if (t != t_last_) Cell::advance(c_, u_, z_, t - t_last_, p_->tau_m);
     t_last_ = t;
   }
 
-  // The per-event pass over all units (fused so each unit's data is touched once):
-  // advance c to t, add the weight columns, refresh gates and the next crossing time.
+  // The per-event pass over all units, vectorised: advance c to t, add the weight columns,
+  // refresh the gates and every unit's next crossing time, keep the earliest.
   template <bool kAdvance>
   void update(Scalar t, const Column* cols, Index n_cols) {
     const Index n = units();
-    const Scalar dt = t - t_last_;
-    const Scalar tau_m = p_->tau_m;
-    const Scalar* theta = p_->theta.data();
-    Scalar best = never<Scalar>();
+    if (kAdvance) advance(t);
+    t_last_ = t;
+    for (Index k = 0; k < n_cols; ++k) {
+      const Column& col = cols[k];
+      if (col.u == nullptr) continue;
+      a_u_ += col.scale_ur * ConstMap(col.u, n);
+      a_r_ += col.scale_ur * ConstMap(col.r, n);
+      a_z_ += col.scale_z * ConstMap(col.z, n);
+    }
+    Cell::gates(a_u_, a_z_, u_, z_);
+    Cell::crossing_times(c_, u_, z_, theta_, p_->tau_m, t, crossing_);
+    // Earliest crossing; ties go to the smallest unit index.
+    Scalar best = crossing_[0];
     Index best_unit = 0;
-    for (Index m = 0; m < n; ++m) {
-      Scalar c = c_[m];
-      if (kAdvance && dt != 0) c = Cell::flow(c, u_[m], z_[m], dt, tau_m);
-      Scalar au = a_u_[m], ar = a_r_[m], az = a_z_[m];
-      for (Index k = 0; k < n_cols; ++k) {
-        const Column& col = cols[k];
-        if (col.u == nullptr) continue;
-        au += col.u[m] * col.scale_ur;
-        ar += col.r[m] * col.scale_ur;
-        az += col.z[m] * col.scale_z;
-      }
-      const Scalar u = Cell::update_gate(au);
-      const Scalar z = Cell::candidate(az);
-      const Scalar tc = t + Cell::time_to_crossing(c, u, z, theta[m], tau_m);
-      c_[m] = c;
-      a_u_[m] = au;
-      a_r_[m] = ar;
-      a_z_[m] = az;
-      u_[m] = u;
-      z_[m] = z;
-      crossing_[m] = tc;
-      if (tc < best) {
-        best = tc;
+    for (Index m = 1; m < n; ++m) {
+      if (crossing_[m] < best) {
+        best = crossing_[m];
         best_unit = m;
       }
     }
-    t_last_ = t;
     min_time_ = best;
     min_unit_ = best_unit;
   }
 
   std::shared_ptr<const Params> p_;
-  Vector<Scalar> a_u_, a_r_, a_z_, c_;  // state at t_last_
-  Vector<Scalar> u_, z_;                // gates, cached: constant until the next event
-  Vector<Scalar> crossing_;             // absolute next crossing time per unit
+  Array a_u_, a_r_, a_z_, c_;  // state at t_last_
+  Array u_, z_;                // gates, cached: constant until the next event
+  Array crossing_;             // absolute next crossing time per unit
+  Array theta_;                // thresholds (array copy of the parameter)
   Scalar t_last_ = 0;
   Scalar min_time_ = never<Scalar>();
   Index min_unit_ = 0;

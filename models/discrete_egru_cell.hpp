@@ -4,19 +4,25 @@
 //   c_k = u z + (1 - u) c_{k-1} - y_{k-1}        y_k = c_k H(c_k - theta)
 // with H(v) = 1 for v > 0, else 0. The reset gate multiplies the SENDING unit's output, as in
 // the continuous model. The layer (discrete_egru_layer.hpp) assembles the pre-activations
-// event-sparsely; the per-unit update is here.
+// event-sparsely; the per-unit update is here, in a scalar form and an array form (all units,
+// vectorised by Eigen; tanh written with exp as in the continuous cell).
 #pragma once
 
+#include <Eigen/Core>
 #include <cmath>
 
 namespace egret {
 
 template <class Scalar>
 struct DiscreteEgruCell {
+  using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+
   static Scalar sigmoid(Scalar a) { return Scalar(1) / (Scalar(1) + std::exp(-a)); }
   static Scalar update_gate(Scalar a_u) { return sigmoid(a_u); }
   static Scalar reset_gate(Scalar a_r) { return sigmoid(a_r); }
-  static Scalar candidate(Scalar a_z) { return std::tanh(a_z); }
+  static Scalar candidate(Scalar a_z) {
+    return Scalar(1) - Scalar(2) / (Scalar(1) + std::exp(Scalar(2) * a_z));
+  }
 
   // c_k from the gates, the previous state and the previous output.
   static Scalar next_state(Scalar u, Scalar z, Scalar c_prev, Scalar y_prev) {
@@ -24,6 +30,15 @@ struct DiscreteEgruCell {
   }
   static bool fires(Scalar c, Scalar theta) { return c - theta > 0; }
   static Scalar output(Scalar c, Scalar theta) { return fires(c, theta) ? c : Scalar(0); }
+
+  // Array form of one step for all units: c <- next_state(u(a_u), z(a_z), c, y), y <- output.
+  template <class AU, class AZ>
+  static void step(const AU& a_u, const AZ& a_z, const Array& theta, Array& c, Array& y) {
+    const Array u = (Scalar(1) + (-a_u).exp()).inverse();
+    const Array z = Scalar(1) - Scalar(2) * (Scalar(1) + (Scalar(2) * a_z).exp()).inverse();
+    c = u * z + (Scalar(1) - u) * c - y;
+    y = (c - theta > Scalar(0)).select(c, Scalar(0));
+  }
 };
 
 }  // namespace egret

@@ -13,6 +13,7 @@
 
 #include "models/discrete_egru_cell.hpp"
 #include "models/discrete_egru_params.hpp"
+#include "models/sparse_columns.hpp"
 #include "sim/layer.hpp"
 
 namespace egret {
@@ -85,38 +86,36 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     const Stacked& w = *weights_;
     a_ur_ = w.b_ur;
     a_z_ = p_->b_z;
+    scale_.clear();
     for (Index ch : touched_) {
-      const Scalar x = x_pending_[ch];
-      a_ur_.noalias() += w.U_ur.col(ch) * x;
-      a_z_.noalias() += p_->U_z.col(ch) * x;
+      scale_.push_back(x_pending_[ch]);
       x_pending_[ch] = 0;
       is_touched_[ch] = 0;
     }
+    add_scaled_columns(a_ur_, w.U_ur, touched_, scale_);
+    add_scaled_columns(a_z_, p_->U_z, touched_, scale_);
     touched_.clear();
-    for (Index m : active_) a_ur_.noalias() += w.V_ur.col(m) * y_[m];
-    for (Index m : active_) {
-      const Scalar r = Cell::reset_gate(a_ur_[n + m]);
-      a_z_.noalias() += p_->V_z.col(m) * (r * y_[m]);
-    }
+    scale_.clear();
+    for (Index m : active_) scale_.push_back(y_[m]);
+    add_scaled_columns(a_ur_, w.V_ur, active_, scale_);
+    // a_z takes the senders' outputs scaled by their reset gates r = sigmoid(a_r), which are
+    // complete only now that every column of a_r has been added.
+    for (std::size_t i = 0; i < active_.size(); ++i)
+      scale_[i] *= Cell::reset_gate(a_ur_[n + active_[i]]);
+    add_scaled_columns(a_z_, p_->V_z, active_, scale_);
     active_.clear();
-    const Scalar* theta = p_->theta.data();
+    Cell::step(a_ur_.head(n).array(), a_z_.array(), theta_, c_, y_);
     for (Index m = 0; m < n; ++m) {
-      const Scalar u = Cell::update_gate(a_ur_[m]);
-      const Scalar z = Cell::candidate(a_z_[m]);
-      const Scalar c = Cell::next_state(u, z, c_[m], y_[m]);
-      const Scalar y = Cell::output(c, theta[m]);
-      c_[m] = c;
-      y_[m] = y;
-      if (y != Scalar(0)) {
+      if (y_[m] != Scalar(0)) {
         active_.push_back(m);
-        out.push_back({m, y});
+        out.push_back({m, y_[m]});
       }
     }
     ++next_tick_;
   }
 
   LayerState<Scalar> state_at(Scalar) const override {
-    auto vec = [](const Vector<Scalar>& v) {
+    auto vec = [](const Array& v) {
       return std::vector<Scalar>(v.data(), v.data() + v.size());
     };
     LayerState<Scalar> s;
@@ -140,6 +139,7 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     const Index n = p_->units();
     c_.resize(n);
     y_.resize(n);
+    theta_ = p_->theta.array();
     a_ur_.resize(2 * n);
     a_z_.resize(n);
     x_pending_.resize(p_->inputs());
@@ -150,12 +150,15 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
 
   std::shared_ptr<const Params> p_;
   std::shared_ptr<const Stacked> weights_;
-  Vector<Scalar> c_, y_;           // state after the last tick
+  using Array = typename Cell::Array;
+  Array c_, y_;                    // state after the last tick
+  Array theta_;
   Vector<Scalar> a_ur_, a_z_;      // pre-activation scratch
   Vector<Scalar> x_pending_;       // summed input per channel for the coming tick
   std::vector<Index> touched_;     // channels with pending input, in arrival order
   std::vector<unsigned char> is_touched_;
   std::vector<Index> active_;      // units that emitted at the last tick
+  std::vector<Scalar> scale_;      // per-column scales of the current sparse product
   std::int64_t next_tick_ = 1;
 };
 

@@ -20,6 +20,10 @@ long double sigmoidl(long double a) { return 1.0L / (1.0L + std::exp(-a)); }
 struct Case {
   double b_u, b_z, theta, c0, tau_m;
 };
+void PrintTo(const Case& k, std::ostream* os) {
+  *os << "b_u=" << k.b_u << " b_z=" << k.b_z << " theta=" << k.theta << " c0=" << k.c0
+      << " tau_m=" << k.tau_m;
+}
 
 class ConstantGates : public ::testing::TestWithParam<Case> {};
 

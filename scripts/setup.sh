@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages egret needs to build and test. Idempotent and quick when
+# everything is present: apt is only touched for missing packages. Needs root (or sudo) the
+# first time on a fresh Debian bookworm machine.
+set -euo pipefail
+
+PACKAGES=(
+  cmake g++ make pkg-config            # toolchain
+  libeigen3-dev                        # dense linear algebra (Eigen 3.4)
+  libtbb-dev                           # parallel batches (oneTBB 2021)
+  libboost-dev                         # Boost.Odeint (reference integrator, exp kernel), Math
+  nlohmann-json3-dev                   # configuration files
+  libgtest-dev                         # C++ tests
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "egret setup: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    echo "egret setup: missing packages (${missing[*]}) and not root; run as root or install them" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q >/dev/null
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+echo "egret setup: done" >&2

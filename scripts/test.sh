@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite: sets up, builds, runs the C++ tests (ctest), then builds and runs them
+# again under AddressSanitizer + UndefinedBehaviorSanitizer. `--quick` skips the sanitizer pass.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+quick=0
+for a in "$@"; do
+  case "$a" in
+    --quick) quick=1 ;;
+    *) echo "usage: bash scripts/test.sh [--quick]" >&2; exit 2 ;;
+  esac
+done
+jobs="$(nproc 2>/dev/null || echo 2)"
+
+echo "== build (release) and C++ tests"
+bash "$root/scripts/build.sh" "$root/build"
+ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+
+if [ "$quick" -eq 0 ]; then
+  echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer) and C++ tests"
+  bash "$root/scripts/build.sh" "$root/build-sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DEGRET_SANITIZE=ON
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir "$root/build-sanitize" --output-on-failure -j "$jobs"
+fi
