@@ -45,7 +45,8 @@ void run(Index n, double sim_ms, int reps) {
     opt.record_trace = false;
     const auto t0 = std::chrono::steady_clock::now();
     result = egret::simulate(net, input, opt);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (wall < best_wall) {
       best_wall = wall;
       best_layer = layer_seconds;
@@ -53,17 +54,17 @@ void run(Index n, double sim_ms, int reps) {
   }
   const auto& c = result.layers[0];
   const double processed = static_cast<double>(result.events_processed);
-  std::printf("%-6s N=%5lld  inputs %7llu  releases %7llu  crossings %7llu  (%5.1f ev/unit/s)  "
-              "%9.0f events/s (%8.0f crossings/s)  %6.2f us/event  %5.1f ns/event/unit  "
-              "engine share %4.1f%%\n",
-              sizeof(Scalar) == 4 ? "float" : "double", static_cast<long long>(n),
-              static_cast<unsigned long long>(c.inputs_received),
-              static_cast<unsigned long long>(c.releases),
-              static_cast<unsigned long long>(c.internal_steps), result.rate_per_unit(0),
-              processed / best_wall, static_cast<double>(c.internal_steps) / best_wall,
-              1e6 * best_wall / processed,
-              1e9 * best_wall / processed / static_cast<double>(n),
-              100.0 * (best_wall - best_layer) / best_wall);
+  std::printf(
+      "%-6s N=%5lld  inputs %7llu  releases %7llu  crossings %7llu  (%5.1f ev/unit/s)  "
+      "%9.0f events/s (%8.0f crossings/s)  %6.2f us/event  %5.1f ns/event/unit  "
+      "engine share %4.1f%%\n",
+      sizeof(Scalar) == 4 ? "float" : "double", static_cast<long long>(n),
+      static_cast<unsigned long long>(c.inputs_received),
+      static_cast<unsigned long long>(c.releases),
+      static_cast<unsigned long long>(c.internal_steps), result.rate_per_unit(0),
+      processed / best_wall, static_cast<double>(c.internal_steps) / best_wall,
+      1e6 * best_wall / processed, 1e9 * best_wall / processed / static_cast<double>(n),
+      100.0 * (best_wall - best_layer) / best_wall);
 }
 
 }  // namespace
@@ -72,11 +73,12 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const double sim_ms = quick ? 200 : 2000;
   const int reps = quick ? 1 : 3;
-  std::printf("continuous EGRU layer, box kernel, one core, D = 64 Poisson inputs at 50 Hz, "
-              "windows 5 ms, %.0f ms simulated, best of %d\n"
-              "(events = inputs + releases + crossings; engine share = time outside the layer's "
-              "own updates, i.e. queue and dispatch)\n",
-              sim_ms, reps);
+  std::printf(
+      "continuous EGRU layer, box kernel, one core, D = 64 Poisson inputs at 50 Hz, "
+      "windows 5 ms, %.0f ms simulated, best of %d\n"
+      "(events = inputs + releases + crossings; engine share = time outside the layer's "
+      "own updates, i.e. queue and dispatch)\n",
+      sim_ms, reps);
   for (Index n : {64, 256, 1024}) {
     run<double>(n, sim_ms, reps);
     run<float>(n, sim_ms, reps);

@@ -69,9 +69,10 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const Index ticks = quick ? 40 : 300;
   const int reps = quick ? 1 : 5;
-  std::printf("discrete EGRU (event-sparse, on the engine) vs dense GRU (Eigen, all products), "
-              "float, one thread, %lld ticks, best of %d\n",
-              static_cast<long long>(ticks), reps);
+  std::printf(
+      "discrete EGRU (event-sparse, on the engine) vs dense GRU (Eigen, all products), "
+      "float, one thread, %lld ticks, best of %d\n",
+      static_cast<long long>(ticks), reps);
   std::printf("%6s %6s %8s %10s %10s %14s %14s %8s\n", "N", "D", "target", "inputs", "units",
               "EGRU us/step", "GRU us/step", "speedup");
   Scalar checksum = 0;
@@ -79,7 +80,8 @@ int main(int argc, char** argv) {
     const Index d = n;
     egret::bench::DenseGru<Scalar> gru(n, d, 1);
     for (double share : {0.02, 0.05, 0.10, 0.20, 0.50}) {
-      const Workload w = make_input(d, share, ticks, 100 + static_cast<std::uint64_t>(share * 1000));
+      const Workload w =
+          make_input(d, share, ticks, 100 + static_cast<std::uint64_t>(share * 1000));
       D::RandomInit init;
       init.weight_scale = 1.0f;
       init.bias_u = 0.0f;

@@ -44,7 +44,9 @@ class TimedLayer final : public Layer<Scalar> {
  private:
   struct Timer {
     explicit Timer(double* s) : s_(s), t0_(std::chrono::steady_clock::now()) {}
-    ~Timer() { *s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+    ~Timer() {
+      *s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    }
     double* s_;
     std::chrono::steady_clock::time_point t0_;
   };

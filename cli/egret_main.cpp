@@ -105,9 +105,10 @@ void print_summary(const egret::Network<double>& net,
                 static_cast<long long>(layer.units()), static_cast<unsigned long long>(events[l]),
                 rate, sparsity.c_str());
   }
-  std::printf("emitted events: %llu, events processed (inputs, releases, crossings, ticks, "
-              "readouts): %llu\n",
-              static_cast<unsigned long long>(emitted), static_cast<unsigned long long>(processed));
+  std::printf(
+      "emitted events: %llu, events processed (inputs, releases, crossings, ticks, "
+      "readouts): %llu\n",
+      static_cast<unsigned long long>(emitted), static_cast<unsigned long long>(processed));
   std::printf("wall time: %.3f s, events processed/s: %.0f, emitted events/s: %.0f\n", wall_s,
               wall_s > 0 ? static_cast<double>(processed) / wall_s : 0.0,
               wall_s > 0 ? static_cast<double>(emitted) / wall_s : 0.0);
@@ -147,9 +148,10 @@ int run_demo(const Args& args) {
                             ? parse_time(args.options.at("--end-time"), "--end-time")
                             : 1000.0;
   const egret::NetworkConfig cfg = default_config(end_ms);
-  std::printf("egret main job (built-in default): %zu continuous-time EGRU layers (box kernel), "
-              "%lld input channels, %ld samples of %.0f ms of synthetic sweeping input\n",
-              cfg.layers.size(), static_cast<long long>(cfg.input_channels), samples, end_ms);
+  std::printf(
+      "egret main job (built-in default): %zu continuous-time EGRU layers (box kernel), "
+      "%lld input channels, %ld samples of %.0f ms of synthetic sweeping input\n",
+      cfg.layers.size(), static_cast<long long>(cfg.input_channels), samples, end_ms);
   auto net = egret::build_network<double>(cfg);
   std::vector<egret::InputStream<double>> inputs;
   for (long s = 0; s < samples; ++s) {
@@ -157,8 +159,8 @@ int run_demo(const Args& args) {
                                                 end_ms, 1000 + static_cast<std::uint64_t>(s)));
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const auto results =
-      egret::simulate_batch(net, inputs, egret::sim_options<double>(cfg), static_cast<int>(threads));
+  const auto results = egret::simulate_batch(net, inputs, egret::sim_options<double>(cfg),
+                                             static_cast<int>(threads));
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   print_summary(net, results, wall);
   return 0;
@@ -179,6 +181,10 @@ int run_simulate(const Args& args) {
   for (const auto& r : result.readouts) {
     std::printf("readout at %.6g ms: output trace", r.time);
     for (double v : r.trace) std::printf(" %.4g", v);
+    if (!r.logits.empty()) {
+      std::printf("; logits");
+      for (double v : r.logits) std::printf(" %.4g", v);
+    }
     std::printf("\n");
   }
   if (args.options.count("--trace")) {
@@ -202,9 +208,8 @@ int main(int argc, char** argv) {
       std::cout << "egret " << EGRET_VERSION << "\n";
       return 0;
     }
-    const Args args =
-        parse_args(argc, argv, {"--samples", "--threads", "--end-time", "--config", "--input",
-                                "--trace"});
+    const Args args = parse_args(
+        argc, argv, {"--samples", "--threads", "--end-time", "--config", "--input", "--trace"});
     if (args.command.empty() || args.command == "demo") return run_demo(args);
     if (args.command == "simulate") return run_simulate(args);
     throw std::invalid_argument("unknown command '" + args.command + "' (see egret --help)");

@@ -59,7 +59,7 @@ InputStream<Scalar> sweep_input(Index channels, Index width, double rate_hz, dou
     for (;;) {
       t += -std::log(detail::uniform01(rng)) / max_rate;
       if (t >= end_ms) break;
-      const double phase = std::fmod(t, period_ms) / period_ms;  // [0, 1)
+      const double phase = std::fmod(t, period_ms) / period_ms;    // [0, 1)
       const double tri = phase < 0.5 ? 2 * phase : 2 - 2 * phase;  // 0 -> 1 -> 0
       const double lo = tri * static_cast<double>(channels - width);
       const bool in_group = static_cast<double>(ch) >= lo && static_cast<double>(ch) < lo + width;

@@ -97,7 +97,8 @@ void write_trace_csv(const std::string& path, const std::vector<TraceEvent<doubl
   std::ostringstream os;
   os.precision(17);
   os << "time_ms,layer,unit,value\n";
-  for (const auto& e : trace) os << e.time << ',' << e.layer << ',' << e.unit << ',' << e.value << '\n';
+  for (const auto& e : trace)
+    os << e.time << ',' << e.layer << ',' << e.unit << ',' << e.value << '\n';
   write_file_atomically(path, os.str());
 }
 

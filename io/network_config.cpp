@@ -12,7 +12,8 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& origin, const std::string& where, const std::string& what) {
+[[noreturn]] void fail(const std::string& origin, const std::string& where,
+                       const std::string& what) {
   throw std::invalid_argument(origin + ": " + where + ": " + what);
 }
 
@@ -103,7 +104,8 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
     lc.tau_m = get_number(l, "tau_m", lc.tau_m, origin, where);
     lc.tau_o = get_number(l, "tau_o", lc.tau_o, origin, where);
     lc.window_input = get_number(l, "window_input", lc.window_input, origin, where, true);
-    lc.window_recurrent = get_number(l, "window_recurrent", lc.window_recurrent, origin, where, true);
+    lc.window_recurrent =
+        get_number(l, "window_recurrent", lc.window_recurrent, origin, where, true);
     lc.dt = get_number(l, "dt", lc.dt, origin, where);
     lc.threshold = get_number(l, "threshold", lc.threshold, origin, where);
     if (l.contains("init")) {

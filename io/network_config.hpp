@@ -32,8 +32,8 @@ namespace egret {
 struct LayerConfig {
   std::string type;  // "continuous_egru" or "discrete_egru"
   Index units = 0;
-  double tau_m = 10;  // continuous only [ms]
-  double tau_o = 10;  // [ms]
+  double tau_m = 10;                                                  // continuous only [ms]
+  double tau_o = 10;                                                  // [ms]
   double window_input = std::numeric_limits<double>::infinity();      // continuous only [ms]
   double window_recurrent = std::numeric_limits<double>::infinity();  // continuous only [ms]
   double dt = 1;                                                      // discrete only [ms]
@@ -102,8 +102,8 @@ Network<Scalar> build_network(const NetworkConfig& cfg) {
     const double s = 1.0 / std::sqrt(static_cast<double>(inputs));
     for (Index j = 0; j < ro.W_o.cols(); ++j)
       for (Index i = 0; i < ro.W_o.rows(); ++i)
-        ro.W_o(i, j) = static_cast<Scalar>(
-            (static_cast<double>(rng() >> 11) * 0x1.0p-53 * 2 - 1) * s);
+        ro.W_o(i, j) =
+            static_cast<Scalar>((static_cast<double>(rng() >> 11) * 0x1.0p-53 * 2 - 1) * s);
     net.set_readout(std::move(ro));
   }
   return net;

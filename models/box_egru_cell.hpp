@@ -73,10 +73,9 @@ struct BoxEgruCell {
     const Scalar inf = std::numeric_limits<Scalar>::infinity();
     // Lanes with z <= theta compute a meaningless log; select() discards them.
     out = (c >= theta)
-              .select(t, (z > theta)
-                             .select(t + (tau_m * u.inverse()) *
-                                             (Scalar(1) + (theta - c) / (z - theta)).log(),
-                                     inf));
+              .select(t, (z > theta).select(t + (tau_m * u.inverse()) *
+                                                    (Scalar(1) + (theta - c) / (z - theta)).log(),
+                                            inf));
   }
 
   // Value carried by an internal event (y = c(s-) = theta) and the state after it.

@@ -25,8 +25,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   using Cell = BoxEgruCell<Scalar>;
   using Array = typename Cell::Array;
 
-  explicit ContinuousEgruLayer(std::shared_ptr<const Params> params)
-      : p_(std::move(params)) {
+  explicit ContinuousEgruLayer(std::shared_ptr<const Params> params) : p_(std::move(params)) {
     if (!p_) throw std::invalid_argument("continuous_egru layer: null parameters");
     p_->validate();
     const Index n = p_->units();
@@ -70,12 +69,11 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     Column col;
     if (e.kind == EventKind::kInputRelease) {
       const Scalar s = -Cell::input_scale(e.value);
-      col = {p_->U_u.col(e.index).data(), p_->U_r.col(e.index).data(),
-             p_->U_z.col(e.index).data(), s, s};
+      col = {p_->U_u.col(e.index).data(), p_->U_r.col(e.index).data(), p_->U_z.col(e.index).data(),
+             s, s};
     } else {
-      col = {p_->V_u.col(e.index).data(), p_->V_r.col(e.index).data(),
-             p_->V_z.col(e.index).data(), -Cell::recurrent_scale_ur(e.value),
-             -Cell::recurrent_scale_z(e.value, e.aux)};
+      col = {p_->V_u.col(e.index).data(), p_->V_r.col(e.index).data(), p_->V_z.col(e.index).data(),
+             -Cell::recurrent_scale_ur(e.value), -Cell::recurrent_scale_z(e.value, e.aux)};
     }
     update</*advance=*/true>(e.time, &col, 1);
   }

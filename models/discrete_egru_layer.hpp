@@ -75,9 +75,7 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     throw std::logic_error("discrete_egru: has no release events");
   }
 
-  InternalEvent<Scalar> next_internal_event() const override {
-    return {tick_time(next_tick_), 0};
-  }
+  InternalEvent<Scalar> next_internal_event() const override { return {tick_time(next_tick_), 0}; }
 
   // One tick: the step of DESIGN section 3 for every unit, emitting y_k for units that fire.
   void fire(Scalar t, Scheduler<Scalar>&, std::vector<Emission<Scalar>>& out) override {
@@ -115,9 +113,7 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
   }
 
   LayerState<Scalar> state_at(Scalar) const override {
-    auto vec = [](const Array& v) {
-      return std::vector<Scalar>(v.data(), v.data() + v.size());
-    };
+    auto vec = [](const Array& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
     LayerState<Scalar> s;
     s.variables = {{"c", vec(c_)}, {"y", vec(y_)}};
     return s;
@@ -151,14 +147,14 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
   std::shared_ptr<const Params> p_;
   std::shared_ptr<const Stacked> weights_;
   using Array = typename Cell::Array;
-  Array c_, y_;                    // state after the last tick
+  Array c_, y_;  // state after the last tick
   Array theta_;
-  Vector<Scalar> a_ur_, a_z_;      // pre-activation scratch
-  Vector<Scalar> x_pending_;       // summed input per channel for the coming tick
-  std::vector<Index> touched_;     // channels with pending input, in arrival order
+  Vector<Scalar> a_ur_, a_z_;   // pre-activation scratch
+  Vector<Scalar> x_pending_;    // summed input per channel for the coming tick
+  std::vector<Index> touched_;  // channels with pending input, in arrival order
   std::vector<unsigned char> is_touched_;
-  std::vector<Index> active_;      // units that emitted at the last tick
-  std::vector<Scalar> scale_;      // per-column scales of the current sparse product
+  std::vector<Index> active_;  // units that emitted at the last tick
+  std::vector<Scalar> scale_;  // per-column scales of the current sparse product
   std::int64_t next_tick_ = 1;
 };
 

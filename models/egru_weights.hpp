@@ -39,8 +39,8 @@ template <class Scalar>
 void check_positive(Scalar v, const std::string& layer, const char* name, bool allow_inf) {
   if (!(v > 0) || (!allow_inf && !std::isfinite(v))) {
     std::ostringstream os;
-    os << layer << ": " << name << " must be " << (allow_inf ? "> 0 (inf allowed)" : "finite and > 0")
-       << ", got " << v;
+    os << layer << ": " << name << " must be "
+       << (allow_inf ? "> 0 (inf allowed)" : "finite and > 0") << ", got " << v;
     throw std::invalid_argument(os.str());
   }
 }

@@ -48,8 +48,8 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
     for (Scalar t : times) {
       if (!std::isfinite(t) || t < 0 || t > options.end_time) {
         std::ostringstream os;
-        os << "simulate: " << what << " time " << t << " is outside [0, end_time = "
-           << options.end_time << "]";
+        os << "simulate: " << what << " time " << t
+           << " is outside [0, end_time = " << options.end_time << "]";
         throw std::invalid_argument(os.str());
       }
     }
@@ -114,12 +114,14 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
     };
     if (next_input < input.size()) {
       const auto& in = input[next_input];
-      consider({in.time, EventKind::kInput, 0, in.channel, in.value, 0, next_input}, Source::kInput);
+      consider({in.time, EventKind::kInput, 0, in.channel, in.value, 0, next_input},
+               Source::kInput);
     }
     if (!queue.empty()) consider(queue.top(), Source::kQueue);
     for (Index l = 0; l < n_layers; ++l) {
       const InternalEvent<Scalar> ie = net.layer(l).next_internal_event();
-      if (ie.time <= end) consider({ie.time, EventKind::kInternal, l, ie.unit, 0, 0, 0}, Source::kLayer);
+      if (ie.time <= end)
+        consider({ie.time, EventKind::kInternal, l, ie.unit, 0, 0, 0}, Source::kLayer);
     }
     if (source == Source::kNone) break;
     ++result.events_processed;

@@ -22,7 +22,7 @@ struct TraceEvent {
 
 struct LayerCounts {
   Index units = 0;
-  std::uint64_t events = 0;          // events the layer's units emitted
+  std::uint64_t events = 0;           // events the layer's units emitted
   std::uint64_t inputs_received = 0;  // input events that reached the layer
   std::uint64_t releases = 0;         // release events processed
   std::uint64_t internal_steps = 0;   // fire() calls: crossings (continuous) or ticks (discrete)

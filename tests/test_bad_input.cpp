@@ -26,17 +26,24 @@ void expect_error(F&& f, std::initializer_list<const char*> fragments) {
   } catch (const std::invalid_argument& e) {
     const std::string msg = e.what();
     for (const char* frag : fragments)
-      EXPECT_NE(msg.find(frag), std::string::npos) << "message: '" << msg << "' lacks '" << frag << "'";
+      EXPECT_NE(msg.find(frag), std::string::npos)
+          << "message: '" << msg << "' lacks '" << frag << "'";
   }
 }
 
 TEST(BadInput, InputEventTimesChannelsValues) {
-  expect_error([] { egret::InputStream<double>({{1.0, 0, 1.0}, {kNaN, 0, 1.0}}, 2); },
-               {"event 1", "time is not finite"});
+  expect_error(
+      [] {
+        egret::InputStream<double>({{1.0, 0, 1.0}, {kNaN, 0, 1.0}}, 2);
+      },
+      {"event 1", "time is not finite"});
   expect_error([] { egret::InputStream<double>({{kInf, 0, 1.0}}, 2); }, {"event 0", "not finite"});
   expect_error([] { egret::InputStream<double>({{-1.0, 0, 1.0}}, 2); }, {"time is negative"});
-  expect_error([] { egret::InputStream<double>({{1.0, 2, 1.0}}, 2); },
-               {"channel out of range [0, 2)"});
+  expect_error(
+      [] {
+        egret::InputStream<double>({{1.0, 2, 1.0}}, 2);
+      },
+      {"channel out of range [0, 2)"});
   expect_error([] { egret::InputStream<double>({{1.0, -1, 1.0}}, 2); }, {"channel out of range"});
   expect_error([] { egret::InputStream<double>({{1.0, 0, kNaN}}, 2); }, {"value is not finite"});
   expect_error([] { egret::InputStream<double>({}, 0); }, {"channels must be positive"});
@@ -115,8 +122,8 @@ TEST(BadInput, MismatchedShapes) {
   }
   // Layers that do not fit together.
   egret::Network<double> net;
-  net.add_layer(std::make_unique<egret::ContinuousEgruLayer<double>>(
-      std::make_shared<P>(P::zeros(3, 2))));
+  net.add_layer(
+      std::make_unique<egret::ContinuousEgruLayer<double>>(std::make_shared<P>(P::zeros(3, 2))));
   expect_error(
       [&] {
         net.add_layer(std::make_unique<egret::ContinuousEgruLayer<double>>(
@@ -137,8 +144,8 @@ TEST(BadInput, MismatchedShapes) {
 
 TEST(BadInput, RunOptions) {
   egret::Network<double> net;
-  net.add_layer(std::make_unique<egret::ContinuousEgruLayer<double>>(
-      std::make_shared<P>(P::zeros(3, 2))));
+  net.add_layer(
+      std::make_unique<egret::ContinuousEgruLayer<double>>(std::make_shared<P>(P::zeros(3, 2))));
   const egret::InputStream<double> in({}, 2);
   egret::SimOptions<double> opt;
   opt.end_time = kNaN;

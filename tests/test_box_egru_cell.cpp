@@ -15,7 +15,9 @@ using egret::Index;
 using P = egret::ContinuousEgruParams<double>;
 using Cell = egret::BoxEgruCell<double>;
 
-long double sigmoidl(long double a) { return 1.0L / (1.0L + std::exp(-a)); }
+long double sigmoidl(long double a) {
+  return 1.0L / (1.0L + std::exp(-a));
+}
 
 struct Case {
   double b_u, b_z, theta, c0, tau_m;
@@ -47,7 +49,8 @@ TEST_P(ConstantGates, FirstCrossingAndPeriod) {
   ASSERT_EQ(r.trace.size(), 41u);
   for (std::size_t i = 0; i < r.trace.size(); ++i) {
     const long double expected = first + static_cast<long double>(i) * period;
-    EXPECT_NEAR(r.trace[i].time, static_cast<double>(expected), 1e-12 * static_cast<double>(expected))
+    EXPECT_NEAR(r.trace[i].time, static_cast<double>(expected),
+                1e-12 * static_cast<double>(expected))
         << "event " << i;
     EXPECT_EQ(r.trace[i].value, k.theta);  // y = c(s-) = theta
   }
@@ -57,12 +60,11 @@ TEST_P(ConstantGates, FirstCrossingAndPeriod) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, ConstantGates,
-                         ::testing::Values(Case{0.0, 1.0, 0.5, 0.0, 10.0},
-                                           Case{1.3, 0.6, 0.2, -0.4, 3.0},
-                                           Case{-2.0, 2.5, 0.9, 0.85, 25.0},
-                                           Case{0.4, 0.35, 0.3, 0.1, 1.0}),
-                         [](const auto& param_info) { return "case" + std::to_string(param_info.index); });
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConstantGates,
+    ::testing::Values(Case{0.0, 1.0, 0.5, 0.0, 10.0}, Case{1.3, 0.6, 0.2, -0.4, 3.0},
+                      Case{-2.0, 2.5, 0.9, 0.85, 25.0}, Case{0.4, 0.35, 0.3, 0.1, 1.0}),
+    [](const auto& param_info) { return "case" + std::to_string(param_info.index); });
 
 TEST(BoxEgruCell, NoCrossingWhenCandidateBelowThreshold) {
   EXPECT_TRUE(std::isinf(Cell::time_to_crossing(0.0, 0.5, 0.3, 0.3, 10.0)));
@@ -77,7 +79,8 @@ TEST(BoxEgruCell, FlowSolvesTheOde) {
   EXPECT_EQ(Cell::flow(c0, u, z, 0.0, tau), c0);
   for (double t : {0.1, 1.0, 7.0}) {
     const double h = 1e-5;
-    const double d = (Cell::flow(c0, u, z, t + h, tau) - Cell::flow(c0, u, z, t - h, tau)) / (2 * h);
+    const double d =
+        (Cell::flow(c0, u, z, t + h, tau) - Cell::flow(c0, u, z, t - h, tau)) / (2 * h);
     EXPECT_NEAR(d, Cell::rate(Cell::flow(c0, u, z, t, tau), u, z, tau), 1e-9);
   }
   // The crossing time lands on theta.

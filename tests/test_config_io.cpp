@@ -42,7 +42,8 @@ TEST(ConfigIo, ParsesAndBuildsANetwork) {
     ],
     "readout_classes": 2,
     "simulation": {"end_time": 50, "readout_times": [25, 50], "snapshot_times": [10]}
-  })", "inline");
+  })",
+                                               "inline");
   EXPECT_EQ(cfg.seed, 3u);
   ASSERT_EQ(cfg.layers.size(), 2u);
   EXPECT_EQ(cfg.layers[0].window_input, 2.0);
@@ -91,10 +92,12 @@ TEST(ConfigIo, StrictErrorsNameTheKey) {
   const auto cfg = egret::parse_network_config(
       R"({"input_channels": 2, "layers": [{"type": "continuous_egru", "units": 2, "tau_m": -1}]})",
       "net.json");
-  EXPECT_NE(error_of([&] { egret::build_network<double>(cfg); }).find("layer 0 (continuous_egru): tau_m"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { egret::load_network_config("/nonexistent/net.json"); }).find("cannot open"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { egret::build_network<double>(cfg); }).find("layer 0 (continuous_egru): tau_m"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of([] { egret::load_network_config("/nonexistent/net.json"); }).find("cannot open"),
+      std::string::npos);
 }
 
 TEST(ConfigIo, ReadsInputEventCsvWithLineNumbersInErrors) {
@@ -107,19 +110,21 @@ TEST(ConfigIo, ReadsInputEventCsvWithLineNumbersInErrors) {
   EXPECT_EQ(s[1].value, 0.5);
 
   write(p, "1.0,0\nabc,1\n");
-  EXPECT_NE(error_of([&] { egret::read_input_events_csv(p.string(), 2); })
-                .find("events.csv:2: time is not a number"),
+  EXPECT_NE(error_of([&] {
+              egret::read_input_events_csv(p.string(), 2);
+            }).find("events.csv:2: time is not a number"),
             std::string::npos);
   write(p, "1.0,0\n2.0,7\n");
-  EXPECT_NE(error_of([&] { egret::read_input_events_csv(p.string(), 2); })
-                .find("channel out of range"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { egret::read_input_events_csv(p.string(), 2); }).find("channel out of range"),
+      std::string::npos);
   write(p, "1.0,0\nnan,1\n");
   EXPECT_NE(error_of([&] { egret::read_input_events_csv(p.string(), 2); }).find("not finite"),
             std::string::npos);
   write(p, "1.0,0,1,9\n");
-  EXPECT_NE(error_of([&] { egret::read_input_events_csv(p.string(), 2); })
-                .find("expected t,channel[,value]"),
+  EXPECT_NE(error_of([&] {
+              egret::read_input_events_csv(p.string(), 2);
+            }).find("expected t,channel[,value]"),
             std::string::npos);
 }
 
@@ -129,7 +134,8 @@ TEST(ConfigIo, TraceIsWrittenAtomically) {
   egret::write_trace_csv(p.string(), {{1.5, 0, 2, 0.3}, {2.25, 1, 0, 0.4}});
   std::ifstream in(p);
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(all, "time_ms,layer,unit,value\n1.5,0,2,0.29999999999999999\n2.25,1,0,0.40000000000000002\n");
+  EXPECT_EQ(
+      all, "time_ms,layer,unit,value\n1.5,0,2,0.29999999999999999\n2.25,1,0,0.40000000000000002\n");
   EXPECT_FALSE(fs::exists(p.string() + ".tmp-egret"));
   // An unwritable destination: error, and no file (partial or temporary) left behind.
   const std::string bad = (fs::temp_directory_path() / "egret_no_such_dir" / "t.csv").string();

@@ -28,7 +28,9 @@ struct RefEvent {
   Index unit;
 };
 
-double sigmoid(double a) { return 1.0 / (1.0 + std::exp(-a)); }
+double sigmoid(double a) {
+  return 1.0 / (1.0 + std::exp(-a));
+}
 
 class OdeintReference {
  public:
@@ -72,7 +74,8 @@ class OdeintReference {
           arrivals_.push_back({t, t + layers_[l + 1].window_input, l + 1, false, n, y, 1.0});
       } else {
         t = next_break;
-        while (next_ext < external_.size() && external_[next_ext].time <= t) add_external(next_ext++);
+        while (next_ext < external_.size() && external_[next_ext].time <= t)
+          add_external(next_ext++);
       }
     }
     return out;
@@ -89,7 +92,8 @@ class OdeintReference {
 
   void add_external(std::size_t i) {
     const auto& e = external_[i];
-    arrivals_.push_back({e.time, e.time + layers_[0].window_input, 0, false, e.channel, e.value, 1.0});
+    arrivals_.push_back(
+        {e.time, e.time + layers_[0].window_input, 0, false, e.channel, e.value, 1.0});
   }
 
   std::pair<std::size_t, Index> locate(Index global) const {

@@ -36,7 +36,8 @@ egret::Network<double> random_network() {
 TEST(Determinism, OneAndTwoThreadsGiveIdenticalResults) {
   const auto net = random_network();
   std::vector<egret::InputStream<double>> samples;
-  for (int s = 0; s < 12; ++s) samples.push_back(egret::poisson_input<double>(6, 80.0, 100.0, 100 + s));
+  for (int s = 0; s < 12; ++s)
+    samples.push_back(egret::poisson_input<double>(6, 80.0, 100.0, 100 + s));
   egret::SimOptions<double> opt;
   opt.end_time = 100;
   opt.readout_times = {50, 100};

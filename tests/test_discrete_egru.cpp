@@ -13,7 +13,9 @@ namespace {
 
 using egret::Index;
 using D = egret::DiscreteEgruParams<double>;
-double sig(double a) { return 1.0 / (1.0 + std::exp(-a)); }
+double sig(double a) {
+  return 1.0 / (1.0 + std::exp(-a));
+}
 
 TEST(DiscreteEgru, TwoStepsByHand) {
   D p = D::zeros(2, 1);

@@ -34,10 +34,14 @@ TEST(EventQueue, OrdersByTimeKindLayerIndexThenInsertion) {
     got.emplace_back(e.time, e.kind, e.layer, e.index, e.value);
   }
   const std::vector<std::tuple<double, EventKind, egret::Index, egret::Index, double>> want = {
-      {0.5, EventKind::kSnapshot, 0, 0, 0},     {1.0, EventKind::kInputRelease, 2, 0, 0},
-      {1.0, EventKind::kRecurrentRelease, 0, 9, 0}, {1.0, EventKind::kInput, 0, 3, 1.0},
-      {1.0, EventKind::kInput, 0, 3, 2.0},      {1.0, EventKind::kInternal, 0, 5, 0},
-      {1.0, EventKind::kInternal, 1, 0, 0},     {1.0, EventKind::kReadout, 0, 0, 0},
+      {0.5, EventKind::kSnapshot, 0, 0, 0},
+      {1.0, EventKind::kInputRelease, 2, 0, 0},
+      {1.0, EventKind::kRecurrentRelease, 0, 9, 0},
+      {1.0, EventKind::kInput, 0, 3, 1.0},
+      {1.0, EventKind::kInput, 0, 3, 2.0},
+      {1.0, EventKind::kInternal, 0, 5, 0},
+      {1.0, EventKind::kInternal, 1, 0, 0},
+      {1.0, EventKind::kReadout, 0, 0, 0},
       {2.0, EventKind::kInput, 0, 0, 0}};
   EXPECT_EQ(got, want);
 }

@@ -11,7 +11,9 @@
 namespace {
 
 using P = egret::ContinuousEgruParams<double>;
-double sig(double a) { return 1.0 / (1.0 + std::exp(-a)); }
+double sig(double a) {
+  return 1.0 / (1.0 + std::exp(-a));
+}
 
 TEST(HandNetwork, ThreeUnitsJumps) {
   P p = P::zeros(3, 1, 0.5);  // theta = 0.5 for all units
@@ -29,7 +31,8 @@ TEST(HandNetwork, ThreeUnitsJumps) {
   // Input at t = 1, channel 0, x = 2:  a_u = (1, 0, -1), a_r = (0, 0.5, 0), a_z = (1.5, 0, 0.2).
   const double c0_at_1 = std::tanh(0.5) * (1 - std::exp(-0.5));
   // Unit 0 then crosses at s0 = 1 + (1/sigmoid(1)) ln((tanh 1.5 - c0(1)) / (tanh 1.5 - 0.5)).
-  const double s0 = 1 + (1 / sig(1)) * std::log((std::tanh(1.5) - c0_at_1) / (std::tanh(1.5) - 0.5));
+  const double s0 =
+      1 + (1 / sig(1)) * std::log((std::tanh(1.5) - c0_at_1) / (std::tanh(1.5) - 0.5));
   // Its event (y = 0.5, r_0 = sigmoid(0) = 0.5) adds V_u y = (0, .5, 1), V_r y = (0, 0, .5),
   // V_z r y = (0.1, 0.2, 0):  a_u = (1, 0.5, 0), a_r = (0, 0.5, 0.5), a_z = (1.6, 0.2, 0.2).
   // c_0 restarts from 0 toward tanh(1.6) with u = sigmoid(1):
