@@ -11,6 +11,7 @@ PACKAGES=(
   libboost-dev                         # Boost.Odeint (reference integrator, exp kernel), Math
   nlohmann-json3-dev                   # configuration files
   libgtest-dev                         # C++ tests
+  clang-format                         # style check in the test script
 )
 
 missing=()

@@ -12,6 +12,10 @@ for a in "$@"; do
 done
 jobs="$(nproc 2>/dev/null || echo 2)"
 
+echo "== style (clang-format, the repository's .clang-format)"
+mapfile -t sources < <(cd "$root" && git ls-files '*.cpp' '*.hpp')
+(cd "$root" && clang-format --dry-run --Werror "${sources[@]}")
+
 echo "== build (release) and C++ tests"
 bash "$root/scripts/build.sh" "$root/build"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
