@@ -13,7 +13,12 @@ done
 jobs="$(nproc 2>/dev/null || echo 2)"
 
 echo "== style (clang-format, the repository's .clang-format)"
-mapfile -t sources < <(cd "$root" && git ls-files '*.cpp' '*.hpp')
+if git -C "$root" rev-parse >/dev/null 2>&1; then
+  mapfile -t sources < <(cd "$root" && git ls-files '*.cpp' '*.hpp')
+else
+  mapfile -t sources < <(cd "$root" && find events models sim adjoint io cli bench tests examples \
+    python -name '*.cpp' -o -name '*.hpp' 2>/dev/null)
+fi
 (cd "$root" && clang-format --dry-run --Werror "${sources[@]}")
 
 echo "== build (release) and C++ tests"
