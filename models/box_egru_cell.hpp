@@ -54,6 +54,29 @@ struct BoxEgruCell {
     return (tau_m / u) * std::log(Scalar(1) + (theta - c0) / (z - theta));
   }
 
+  // ---- Derivatives (used by the adjoint, adjoint/continuous_egru_backward.hpp).
+
+  // Gates as functions of their pre-activations: du/da_u = u (1 - u), dz/da_z = 1 - z^2.
+  static Scalar sigmoid_derivative(Scalar s) { return s * (Scalar(1) - s); }
+  static Scalar candidate_derivative(Scalar z) { return Scalar(1) - z * z; }
+
+  // Partial derivatives of the time to crossing dt* = (tau_m/u) ln((z - c0)/(z - theta)),
+  // given dt* itself (c0 < theta < z):
+  //   d/dc0 = -(tau_m/u) / (z - c0)              d/dtheta = (tau_m/u) / (z - theta)
+  //   d/dz  = (tau_m/u) (1/(z - c0) - 1/(z - theta))
+  //   d/du  = -dt*/u                             d/dtau_m = dt*/tau_m
+  // They grow like 1/(z - theta) as the crossing becomes grazing (dc/dt at the crossing,
+  // u (z - theta) / tau_m, goes to 0).
+  struct CrossingPartials {
+    Scalar c0, u, z, theta, tau_m;
+  };
+  static CrossingPartials crossing_partials(Scalar c0, Scalar u, Scalar z, Scalar theta,
+                                            Scalar tau_m, Scalar dt_star) {
+    const Scalar k = tau_m / u;
+    return {-k / (z - c0), -dt_star / u, k * (Scalar(1) / (z - c0) - Scalar(1) / (z - theta)),
+            k / (z - theta), dt_star / tau_m};
+  }
+
   // ---- Array forms: the same equations for all units of a layer.
 
   // c <- flow(c, u, z, dt, tau_m), in place.
@@ -65,6 +88,23 @@ struct BoxEgruCell {
   static void gates(const Array& a_u, const Array& a_z, Array& u, Array& z) {
     u = (Scalar(1) + (-a_u).exp()).inverse();
     z = Scalar(1) - Scalar(2) * (Scalar(1) + (Scalar(2) * a_z).exp()).inverse();
+  }
+
+  // Backward through the flow over dt: with c_end = flow(c0, u, z, dt, tau_m) and the adjoint
+  // lam_end of c_end, adds the adjoints of the flow's inputs:
+  //   dc_end/dc0 = E = exp(-u dt/tau_m)          dc_end/dz = 1 - E
+  //   dc_end/du  = (z - c_end) dt / tau_m         dc_end/dtau_m = -(z - c_end) u dt / tau_m^2
+  // (z - c_end = (z - c0) E lets every term use c_end). lam_c0 is overwritten, lam_u / lam_z /
+  // lam_tau are accumulated.
+  static void flow_adjoint(const Array& lam_end, const Array& c_end, const Array& u, const Array& z,
+                           Scalar dt, Scalar tau_m, Array& lam_c0, Array& lam_u, Array& lam_z,
+                           Scalar& lam_tau) {
+    const Array e = (u * (-dt / tau_m)).exp();
+    const Array gap = lam_end * (z - c_end);
+    lam_c0 = lam_end * e;
+    lam_u += gap * (dt / tau_m);
+    lam_z += lam_end * (Scalar(1) - e);
+    lam_tau -= (gap * u).sum() * dt / (tau_m * tau_m);
   }
 
   // Absolute next crossing times t + time_to_crossing(...) for every unit.

@@ -98,7 +98,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
       c_[n] = Cell::reset_state();
       columns_.push_back({p_->V_u.col(n).data(), p_->V_r.col(n).data(), p_->V_z.col(n).data(),
                           Cell::recurrent_scale_ur(y), Cell::recurrent_scale_z(y, r)});
-      out.push_back({n, y});
+      out.push_back({n, y, r});
       if (std::isfinite(p_->window_recurrent)) {
         sched.schedule(t + p_->window_recurrent, EventKind::kRecurrentRelease, n, y, r);
       }
@@ -114,6 +114,17 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     LayerState<Scalar> s;
     s.variables = {{"a_u", vec(a_u_)}, {"a_r", vec(a_r_)}, {"a_z", vec(a_z_)}, {"c", c}};
     return s;
+  }
+
+  bool has_adjoint() const override { return true; }
+  // The tape keeps c right after each event; a is replayed backward from the final values.
+  void append_tape_state(std::vector<Scalar>& out) const override {
+    out.insert(out.end(), c_.data(), c_.data() + c_.size());
+  }
+  // Gate pre-activations at the end of the run, stacked [a_u; a_r; a_z].
+  void append_tape_final(std::vector<Scalar>& out) const override {
+    for (const Array* a : {&a_u_, &a_r_, &a_z_})
+      out.insert(out.end(), a->data(), a->data() + a->size());
   }
 
   // Per-unit view of the current crossing times (for tests and diagnostics).

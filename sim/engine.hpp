@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "adjoint/tape.hpp"
 #include "events/event_queue.hpp"
 #include "events/input_stream.hpp"
 #include "sim/network.hpp"
@@ -27,6 +28,7 @@ struct SimOptions {
   std::vector<Scalar> readout_times;   // sample the last layer's output trace (and logits)
   std::vector<Scalar> snapshot_times;  // record every layer's state
   bool record_trace = true;            // keep every emitted event in the result
+  Tape<Scalar>* tape = nullptr;        // if set, record what the exact backward pass needs
 };
 
 template <class Scalar>
@@ -58,6 +60,21 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
   check_times(options.snapshot_times, "snapshot");
 
   const Index n_layers = net.size();
+  Tape<Scalar>* const tape = options.tape;
+  if (tape) {
+    for (Index l = 0; l < n_layers; ++l) {
+      if (!net.layer(l).has_adjoint()) {
+        throw std::invalid_argument("simulate: layer " + std::to_string(l) + " (" +
+                                    net.layer(l).type_name() +
+                                    ") has no exact backward pass; cannot record an adjoint tape");
+      }
+    }
+    tape->clear(n_layers);
+  }
+  std::vector<TapeItem<Scalar>> step_items;
+  auto record = [&](Scalar t, EventKind kind, Index l) {
+    tape->record_step(t, kind, l, net.layer(l), step_items);
+  };
   SimResult<Scalar> result;
   result.end_time = options.end_time;
   result.layers.resize(static_cast<std::size_t>(n_layers));
@@ -84,7 +101,8 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
 
   // Deliver the emissions of layer l at time t: record them, add them to the output trace, and
   // hand them to layer l + 1 as inputs at t (its own crossings then come through the loop).
-  auto deliver = [&](Index l, Scalar t, const std::vector<Emission<Scalar>>& out) {
+  auto deliver = [&](Index l, Scalar t, const std::vector<Emission<Scalar>>& out,
+                     std::int64_t first_emission) {
     auto& counts = result.layers[l];
     counts.events += out.size();
     for (const auto& e : out) {
@@ -92,9 +110,17 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
       if (options.record_trace) result.trace.push_back({t, l, e.unit, e.value});
     }
     if (l + 1 < n_layers) {
-      Scheduler<Scalar> sched(queue, l + 1);
       auto& next = net.layer(l + 1);
-      for (const auto& e : out) next.receive_input(t, e.unit, e.value, sched);
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        const auto& e = out[k];
+        Scheduler<Scalar> sched(queue, l + 1, tape ? tape->next_item() : -1);
+        next.receive_input(t, e.unit, e.value, sched);
+        if (tape) {
+          step_items.assign(1, {EventKind::kInput, e.unit, e.value, 0,
+                                first_emission + static_cast<std::int64_t>(k), -1});
+          record(t, EventKind::kInput, l + 1);
+        }
+      }
       result.layers[l + 1].inputs_received += out.size();
     }
   };
@@ -128,19 +154,31 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
 
     switch (source) {
       case Source::kInput: {
-        Scheduler<Scalar> sched(queue, 0);
+        Scheduler<Scalar> sched(queue, 0, tape ? tape->next_item() : -1);
         net.layer(0).receive_input(best.time, best.index, best.value, sched);
+        if (tape) {
+          step_items.assign(1, {EventKind::kInput, best.index, best.value, 0, -1,
+                                static_cast<std::int64_t>(next_input)});
+          record(best.time, EventKind::kInput, 0);
+        }
         ++result.layers[0].inputs_received;
         ++next_input;
         break;
       }
       case Source::kLayer: {
         const Index l = best.layer;
-        Scheduler<Scalar> sched(queue, l);
+        const std::int64_t first_emission = tape ? tape->next_item() : -1;
+        Scheduler<Scalar> sched(queue, l, first_emission);
         emitted.clear();
         net.layer(l).fire(best.time, sched, emitted);
+        if (tape) {
+          step_items.clear();
+          for (const auto& e : emitted)
+            step_items.push_back({EventKind::kInternal, e.unit, e.value, e.aux, -1, -1});
+          record(best.time, EventKind::kInternal, l);
+        }
         ++result.layers[l].internal_steps;
-        deliver(l, best.time, emitted);
+        deliver(l, best.time, emitted, first_emission);
         break;
       }
       case Source::kQueue: {
@@ -149,6 +187,10 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
           case EventKind::kInputRelease:
           case EventKind::kRecurrentRelease:
             net.layer(e.layer).release(e);
+            if (tape) {
+              step_items.assign(1, {e.kind, e.index, e.value, e.aux, e.source, -1});
+              record(e.time, e.kind, e.layer);
+            }
             ++result.layers[e.layer].releases;
             break;
           case EventKind::kReadout: {
@@ -182,6 +224,10 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
       case Source::kNone:
         break;
     }
+  }
+  if (tape) {
+    for (Index l = 0; l < n_layers; ++l)
+      net.layer(l).append_tape_final(tape->final_preactivations[static_cast<std::size_t>(l)]);
   }
   return result;
 }

@@ -3,7 +3,9 @@
 // EGRU, ...) implements this interface, so the engine, recorder and batch runner are generic.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,7 +20,11 @@ namespace egret {
 template <class Scalar>
 class Scheduler {
  public:
-  Scheduler(EventQueue<Scalar>& queue, Index layer) : queue_(queue), layer_(layer) {}
+  Scheduler(EventQueue<Scalar>& queue, Index layer, std::int64_t source_base = -1)
+      : queue_(queue), layer_(layer), next_source_(source_base) {}
+  // Releases are scheduled in the order of the contributions they end (one per input event, one
+  // per emitting unit in unit order); when the engine records a tape, the k-th release of a call
+  // is linked to the k-th tape item of that call.
   void schedule(Scalar time, EventKind kind, Index index, Scalar value, Scalar aux = 0) {
     Event<Scalar> e;
     e.time = time;
@@ -27,12 +33,15 @@ class Scheduler {
     e.index = index;
     e.value = value;
     e.aux = aux;
+    e.source = next_source_;
+    if (next_source_ >= 0) ++next_source_;
     queue_.push(e);
   }
 
  private:
   EventQueue<Scalar>& queue_;
   Index layer_;
+  std::int64_t next_source_;
 };
 
 // One event emitted by a unit of a layer: it is recorded, it feeds the output trace, and it is
@@ -41,6 +50,7 @@ template <class Scalar>
 struct Emission {
   Index unit = 0;
   Scalar value = 0;
+  Scalar aux = 0;  // cell-specific factor of the event (continuous EGRU: the sender's r(s-))
 };
 
 // The next internal event a layer will produce if nothing else happens first.
@@ -94,6 +104,17 @@ class Layer {
 
   // The state at time t >= the last event, without changing it.
   virtual LayerState<Scalar> state_at(Scalar t) const = 0;
+
+  // For the adjoint tape: whether the layer has an exact backward pass; its continuous state
+  // right after the last event (recorded after every step); and the state the backward pass
+  // replays from (recorded once, at the end of the run). Both are appended to `out`.
+  virtual bool has_adjoint() const { return false; }
+  virtual void append_tape_state(std::vector<Scalar>& /*out*/) const {
+    throw std::logic_error(type_name() + ": no adjoint tape state");
+  }
+  virtual void append_tape_final(std::vector<Scalar>& /*out*/) const {
+    throw std::logic_error(type_name() + ": no adjoint tape state");
+  }
 };
 
 }  // namespace egret

@@ -1,0 +1,319 @@
+// Exact gradients against central finite differences of the exact forward pass (double
+// precision, Richardson-extrapolated central differences, every perturbation checked to leave
+// the sequence of events unchanged): random networks of 3-20 units and 1-3 layers, random input
+// streams, every parameter class (U_X, V_X, b_X, theta, tau_m, tau_o, W_o, b_o) and the input
+// event times and values. Relative error at most 1e-6.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "adjoint/continuous_egru_backward.hpp"
+#include "adjoint/losses.hpp"
+#include "events/synthetic_input.hpp"
+#include "sim/engine.hpp"
+
+namespace {
+
+using egret::Index;
+using P = egret::ContinuousEgruParams<double>;
+
+struct Problem {
+  std::vector<P> layers;
+  egret::Readout<double> readout;
+  std::vector<egret::InputEvent<double>> input;
+  Index channels = 0;
+  double end = 0;
+  std::vector<double> readout_times;
+  egret::LossKind loss = egret::LossKind::kSoftmaxCrossEntropy;
+  egret::ReadoutTargets<double> targets;
+};
+
+egret::Network<double> build(const Problem& pr) {
+  egret::Network<double> net;
+  for (const auto& p : pr.layers)
+    net.add_layer(std::make_unique<egret::ContinuousEgruLayer<double>>(std::make_shared<P>(p)));
+  net.set_readout(pr.readout);
+  return net;
+}
+
+struct Run {
+  double loss = 0;
+  // Every step of every layer in processing order (kind, layer, index): a perturbation that
+  // reorders any two events (not only emissions) is detected.
+  std::vector<std::tuple<egret::EventKind, Index, Index>> events;
+  std::size_t emitted = 0;
+  egret::Gradient<double> grad;
+  egret::BackwardReport report;
+};
+
+Run run(const Problem& pr, bool with_gradient) {
+  auto net = build(pr);
+  egret::InputStream<double> input(pr.input, pr.channels);
+  egret::Tape<double> tape;
+  egret::SimOptions<double> opt;
+  opt.end_time = pr.end;
+  opt.readout_times = pr.readout_times;
+  opt.tape = &tape;
+  const auto fwd = egret::simulate(net, input, opt);
+  const auto loss = egret::evaluate_loss(pr.loss, fwd.readouts, pr.targets);
+  Run r;
+  r.loss = loss.loss;
+  r.emitted = fwd.trace.size();
+  for (const auto& st : tape.steps)
+    r.events.emplace_back(st.kind, st.layer,
+                          tape.items[static_cast<std::size_t>(st.first_item)].index);
+  if (with_gradient) {
+    r.grad = egret::zero_gradient(net, input.size());
+    const auto d_o = egret::readout_backward(net, fwd, loss.dlogits, r.grad);
+    r.report = egret::continuous_egru_backward(net, tape, fwd, d_o, r.grad);
+  }
+  return r;
+}
+
+Problem random_problem(std::uint64_t seed, std::vector<Index> units, Index channels, double end) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> U(0, 1);
+  Problem pr;
+  pr.channels = channels;
+  pr.end = end;
+  Index inputs = channels;
+  for (std::size_t l = 0; l < units.size(); ++l) {
+    P::RandomInit init;
+    init.weight_scale = 1.5;
+    init.bias_z = 0.9;
+    init.bias_spread = 0.3;
+    P p = P::random(units[l], inputs, seed * 10 + l, init);
+    for (Index m = 0; m < p.units(); ++m) p.theta[m] = 0.2 + 0.2 * U(rng);
+    p.tau_m = 3.0 + 4.0 * U(rng);
+    p.tau_o = 4.0 + 4.0 * U(rng);
+    p.window_input = 2.0 + 3.0 * U(rng);
+    p.window_recurrent = l % 2 == 0 ? 1.5 + 2.0 * U(rng) : std::numeric_limits<double>::infinity();
+    for (Index m = 0; m < p.units(); ++m) p.c_init[m] = 0.1 * U(rng);
+    pr.layers.push_back(p);
+    inputs = units[l];
+  }
+  const Index classes = 3;
+  pr.readout.W_o.resize(classes, inputs);
+  pr.readout.b_o.resize(classes);
+  for (Index i = 0; i < classes; ++i) {
+    pr.readout.b_o[i] = U(rng) - 0.5;
+    for (Index j = 0; j < inputs; ++j) pr.readout.W_o(i, j) = 2 * U(rng) - 1;
+  }
+  const auto stream = egret::poisson_input<double>(channels, 120.0, end, seed + 99);
+  pr.input = stream.events();
+  for (auto& e : pr.input) e.value = 0.5 + U(rng);  // graded input values
+  pr.readout_times = {0.55 * end, 0.8 * end, end};
+  pr.targets.labels = {0, 2, 1};
+  return pr;
+}
+
+// One parameter of the problem: where it lives and where its gradient lives.
+struct Param {
+  std::string name;
+  std::function<double&(Problem&)> value;
+  std::function<double(const egret::Gradient<double>&)> grad;
+};
+
+std::vector<Param> sample_parameters(const Problem& pr, std::mt19937_64& rng, int per_matrix) {
+  std::vector<Param> out;
+  auto pick = [&](Index n) { return static_cast<Index>(rng() % static_cast<std::uint64_t>(n)); };
+  for (std::size_t l = 0; l < pr.layers.size(); ++l) {
+    const P& p = pr.layers[l];
+    const std::string L = "layer" + std::to_string(l) + ".";
+    using M = egret::Matrix<double>;
+    struct Mat {
+      const char* name;
+      M P::*param;
+      M egret::LayerGradient<double>::*grad;
+    };
+    for (const Mat& m : {Mat{"U_u", &P::U_u, &egret::LayerGradient<double>::U_u},
+                         Mat{"U_r", &P::U_r, &egret::LayerGradient<double>::U_r},
+                         Mat{"U_z", &P::U_z, &egret::LayerGradient<double>::U_z},
+                         Mat{"V_u", &P::V_u, &egret::LayerGradient<double>::V_u},
+                         Mat{"V_r", &P::V_r, &egret::LayerGradient<double>::V_r},
+                         Mat{"V_z", &P::V_z, &egret::LayerGradient<double>::V_z}}) {
+      for (int k = 0; k < per_matrix; ++k) {
+        const Index i = pick((p.*(m.param)).rows()), j = pick((p.*(m.param)).cols());
+        out.push_back(
+            {L + m.name + "(" + std::to_string(i) + "," + std::to_string(j) + ")",
+             [=](Problem& q) -> double& { return (q.layers[l].*(m.param))(i, j); },
+             [=](const egret::Gradient<double>& g) { return (g.layers[l].*(m.grad))(i, j); }});
+      }
+    }
+    using V = egret::Vector<double>;
+    struct Vec {
+      const char* name;
+      V P::*param;
+      V egret::LayerGradient<double>::*grad;
+    };
+    for (const Vec& v : {Vec{"b_u", &P::b_u, &egret::LayerGradient<double>::b_u},
+                         Vec{"b_r", &P::b_r, &egret::LayerGradient<double>::b_r},
+                         Vec{"b_z", &P::b_z, &egret::LayerGradient<double>::b_z},
+                         Vec{"theta", &P::theta, &egret::LayerGradient<double>::theta}}) {
+      for (int k = 0; k < std::max(2, per_matrix / 2); ++k) {
+        const Index i = pick(p.units());
+        out.push_back(
+            {L + v.name + "(" + std::to_string(i) + ")",
+             [=](Problem& q) -> double& { return (q.layers[l].*(v.param))(i); },
+             [=](const egret::Gradient<double>& g) { return (g.layers[l].*(v.grad))(i); }});
+      }
+    }
+    out.push_back({L + "tau_m", [=](Problem& q) -> double& { return q.layers[l].tau_m; },
+                   [=](const egret::Gradient<double>& g) { return g.layers[l].tau_m; }});
+  }
+  const std::size_t last = pr.layers.size() - 1;
+  out.push_back({"tau_o", [=](Problem& q) -> double& { return q.layers[last].tau_o; },
+                 [=](const egret::Gradient<double>& g) { return g.layers[last].tau_o; }});
+  for (int k = 0; k < per_matrix; ++k) {
+    const Index i = pick(pr.readout.W_o.rows()), j = pick(pr.readout.W_o.cols());
+    out.push_back({"W_o(" + std::to_string(i) + "," + std::to_string(j) + ")",
+                   [=](Problem& q) -> double& { return q.readout.W_o(i, j); },
+                   [=](const egret::Gradient<double>& g) { return g.W_o(i, j); }});
+  }
+  for (Index i = 0; i < pr.readout.b_o.size(); ++i)
+    out.push_back({"b_o(" + std::to_string(i) + ")",
+                   [=](Problem& q) -> double& { return q.readout.b_o(i); },
+                   [=](const egret::Gradient<double>& g) { return g.b_o(i); }});
+  // Input events (the stream is sorted; small perturbations keep the order).
+  for (int k = 0; k < per_matrix; ++k) {
+    const std::size_t i = static_cast<std::size_t>(pick(static_cast<Index>(pr.input.size())));
+    out.push_back({"input_time[" + std::to_string(i) + "]",
+                   [=](Problem& q) -> double& { return q.input[i].time; },
+                   [=](const egret::Gradient<double>& g) { return g.input_time[i]; }});
+    out.push_back({"input_value[" + std::to_string(i) + "]",
+                   [=](Problem& q) -> double& { return q.input[i].value; },
+                   [=](const egret::Gradient<double>& g) { return g.input_value[i]; }});
+  }
+  return out;
+}
+
+struct FdStats {
+  int checked = 0, skipped = 0;
+  double worst = 0;
+  std::string worst_name;
+};
+
+// Central differences at h and h/2, Richardson-combined (error O(h^4)); the sequence of all
+// events (inputs, releases, crossings) must be the same at all four points.
+void check_problem(const Problem& base, std::uint64_t seed, int per_matrix, FdStats& stats,
+                   std::size_t min_events) {
+  const Run r0 = run(base, true);
+  ASSERT_GE(r0.emitted, min_events) << "scenario too quiet to be a test";
+  ASSERT_TRUE(r0.report.ok()) << r0.report.first_problem;
+  std::mt19937_64 rng(seed);
+  for (const Param& prm : sample_parameters(base, rng, per_matrix)) {
+    Problem q = base;
+    const double x0 = prm.value(q);
+    // The largest step (1e-4, else 1e-5) at which no two events change order.
+    double fd = 0;
+    bool valid = false;
+    for (double rel : {1e-4, 1e-5}) {
+      const double h = rel * std::max(1.0, std::abs(x0));
+      const double offsets[4] = {h, -h, h / 2, -h / 2};
+      double f[4];
+      bool same = true;
+      for (int k = 0; k < 4 && same; ++k) {
+        prm.value(q) = x0 + offsets[k];
+        const Run rk = run(q, false);
+        same = rk.events == r0.events;
+        f[k] = rk.loss;
+      }
+      prm.value(q) = x0;
+      if (!same) continue;
+      const double d1 = (f[0] - f[1]) / (2 * h), d2 = (f[2] - f[3]) / h;
+      fd = (4 * d2 - d1) / 3;
+      valid = true;
+      break;
+    }
+    if (!valid) {
+      ++stats.skipped;
+      continue;
+    }
+    const double g = prm.grad(r0.grad);
+    // Relative error. Entries below 1e-4 (the loss is O(1)) are compared absolutely to 1e-10:
+    // there the finite differences' own rounding noise (~eps L / h, 1e-12 to 1e-11) sets the
+    // limit.
+    const double err = std::abs(g - fd) / std::max({std::abs(fd), std::abs(g), 1e-4});
+    ++stats.checked;
+    if (err > stats.worst) {
+      stats.worst = err;
+      stats.worst_name = prm.name;
+    }
+    EXPECT_LE(err, 1e-6) << prm.name << ": adjoint " << g << " vs finite difference " << fd;
+  }
+}
+
+TEST(AdjointFiniteDifference, OneLayer) {
+  FdStats st;
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const Index n = seed == 1 ? 3 : (seed == 2 ? 8 : 20);
+    check_problem(random_problem(seed, {n}, 4, 40.0), seed, 6, st, 20);
+  }
+  std::printf(
+      "  one layer: %d gradients checked, %d skipped (event sequence changed), worst "
+      "relative error %.2e (%s)\n",
+      st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 150);
+  EXPECT_LT(st.skipped, st.checked / 10);
+}
+
+TEST(AdjointFiniteDifference, TwoAndThreeLayers) {
+  FdStats st;
+  check_problem(random_problem(11, {6, 4}, 3, 40.0), 11, 5, st, 20);
+  check_problem(random_problem(12, {5, 7, 3}, 3, 40.0), 12, 5, st, 20);
+  check_problem(random_problem(13, {12, 3, 9}, 4, 30.0), 13, 4, st, 20);
+  std::printf("  multi-layer: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
+              st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 200);
+  EXPECT_LT(st.skipped, st.checked / 10);
+}
+
+TEST(AdjointFiniteDifference, BinaryCrossEntropyAndMeanSquaredError) {
+  FdStats st;
+  for (auto kind : {egret::LossKind::kBinaryCrossEntropy, egret::LossKind::kMeanSquaredError}) {
+    Problem pr = random_problem(21, {5, 4}, 3, 40.0);
+    pr.loss = kind;
+    pr.targets.labels.clear();
+    pr.targets.values = {{1, 0, 1}, {0, 0, 1}, {1, 1, 0}};
+    check_problem(pr, 21, 4, st, 20);
+  }
+  std::printf("  bce/mse: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
+              st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 100);
+}
+
+// The single-unit derivatives of the first crossing time t* = (tau/u) ln((z - c0)/(z - theta))
+// against central differences of the formula itself.
+TEST(AdjointFiniteDifference, CrossingTimePartials) {
+  using Cell = egret::BoxEgruCell<double>;
+  const double c0 = -0.2, u = 0.4, z = 0.8, th = 0.5, tau = 7.0;
+  const double t = Cell::time_to_crossing(c0, u, z, th, tau);
+  const auto d = Cell::crossing_partials(c0, u, z, th, tau, t);
+  auto fd = [&](int which) {
+    const double h = 1e-6;
+    auto f = [&](double e) {
+      double a[5] = {c0, u, z, th, tau};
+      a[which] += e;
+      return Cell::time_to_crossing(a[0], a[1], a[2], a[3], a[4]);
+    };
+    return (f(h) - f(-h)) / (2 * h);
+  };
+  EXPECT_NEAR(d.c0, fd(0), 1e-7 * std::abs(d.c0));
+  EXPECT_NEAR(d.u, fd(1), 1e-7 * std::abs(d.u));
+  EXPECT_NEAR(d.z, fd(2), 1e-7 * std::abs(d.z));
+  EXPECT_NEAR(d.theta, fd(3), 1e-7 * std::abs(d.theta));
+  EXPECT_NEAR(d.tau_m, fd(4), 1e-7 * std::abs(d.tau_m));
+  // And the closed forms of the derivative w.r.t. theta, z, u, tau_m written out:
+  EXPECT_NEAR(d.theta, (tau / u) / (z - th), 1e-14);
+  EXPECT_NEAR(d.z, (tau / u) * (1 / (z - c0) - 1 / (z - th)), 1e-14);
+  EXPECT_NEAR(d.u, -(tau / (u * u)) * std::log((z - c0) / (z - th)), 1e-12);
+  EXPECT_NEAR(d.tau_m, (1 / u) * std::log((z - c0) / (z - th)), 1e-13);
+}
+
+}  // namespace
