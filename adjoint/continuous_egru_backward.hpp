@@ -113,32 +113,50 @@ BackwardReport continuous_egru_backward(const Network<Scalar>& net, const Tape<S
   const std::size_t n_items = tape.items.size();
   std::vector<Scalar> g_time(n_items, 0), g_value(n_items, 0), g_r(n_items, 0);
 
-  // Output trace of the last layer: per unit, Lam(t) = sum_{t_j >= t} dL/do_j e^{-(t_j - t)/tau_o}
-  // and M(t) = sum_{t_j >= t} dL/do_j e^{-(t_j - t)/tau_o} (t_j - t), kept lazily per unit.
+  // Output trace of the last layer. A loss that depends on o at points t_j (weights g_j) and on
+  // its mean over windows [a_k, b_k] (density rho_k = g_k / (b_k - a_k)) sees an event of unit n
+  // at s with value y through  sum_j g_j y e^{-(t_j - s)/tau_o} + int rho(t) y e^{-(t - s)/tau_o}.
+  // Per unit we carry, backward in time,
+  //   Lam(s) = sum_{t_j >= s} g_j e^{-(t_j - s)/tau_o} + int_s rho(t) e^{-(t - s)/tau_o} dt,
+  //   M(s)   = the same with an extra factor (t - s)          (for dL/dtau_o),
+  // so that dL/dy = Lam(s), dL/ds = y (Lam(s)/tau_o - rho(s)), dL/dtau_o += y M(s)/tau_o^2.
+  // Between readout boundaries rho is constant and Lam, M move in closed form.
   const Index last = n_layers - 1;
   const Scalar tau_o = adj[static_cast<std::size_t>(last)].p->tau_o;
   const Index n_last = adj[static_cast<std::size_t>(last)].n;
-  std::vector<Scalar> Lam(static_cast<std::size_t>(n_last), 0), M(Lam), t_lam(Lam);
-  std::vector<bool> lam_set(static_cast<std::size_t>(n_last), false);
+  struct Boundary {
+    Scalar time;
+    int kind;  // 0: point impulse, 1: window end (density starts), 2: window begin (it stops)
+    std::size_t readout;
+  };
+  std::vector<Boundary> boundaries;
+  for (std::size_t j = 0; j < forward.readouts.size(); ++j) {
+    const auto& r = forward.readouts[j];
+    if (static_cast<Index>(d_o[j].size()) != n_last)
+      throw std::invalid_argument("continuous_egru_backward: dL/do has the wrong size");
+    if (r.is_window()) {
+      boundaries.push_back({r.time, 1, j});
+      boundaries.push_back({r.begin, 2, j});
+    } else {
+      boundaries.push_back({r.time, 0, j});
+    }
+  }
+  std::stable_sort(boundaries.begin(), boundaries.end(),
+                   [](const Boundary& a, const Boundary& b) { return a.time > b.time; });
+  const std::size_t nl = static_cast<std::size_t>(n_last);
+  const Scalar t_start = boundaries.empty() ? Scalar(0) : boundaries.front().time;
+  std::vector<Scalar> Lam(nl, 0), M(nl, 0), rho(nl, 0), t_lam(nl, t_start);
   auto bring = [&](Index n, Scalar t) {
     const auto k = static_cast<std::size_t>(n);
-    if (!lam_set[k]) {
-      lam_set[k] = true;
-      t_lam[k] = t;
-      return;
-    }
     const Scalar delta = t_lam[k] - t;
-    const Scalar decay = std::exp(-delta / tau_o);
-    M[k] = (M[k] + delta * Lam[k]) * decay;
-    Lam[k] *= decay;
+    if (delta == 0) return;
+    const Scalar e = std::exp(-delta / tau_o);
+    M[k] = e * (M[k] + delta * Lam[k]) +
+           rho[k] * (tau_o * tau_o - e * (tau_o * tau_o + tau_o * delta));
+    Lam[k] = e * Lam[k] + rho[k] * tau_o * (Scalar(1) - e);
     t_lam[k] = t;
   };
-  std::vector<std::size_t> readout_order(forward.readouts.size());
-  std::iota(readout_order.begin(), readout_order.end(), 0);
-  std::stable_sort(readout_order.begin(), readout_order.end(), [&](std::size_t a, std::size_t b) {
-    return forward.readouts[a].time > forward.readouts[b].time;
-  });
-  std::size_t next_readout = 0;
+  std::size_t next_boundary = 0;
 
   BackwardReport report;
   Array u, z, c_minus, lam_u_gate, lam_z_gate, lam_c0, c_init_buf;
@@ -153,15 +171,19 @@ BackwardReport continuous_egru_backward(const Network<Scalar>& net, const Tape<S
     const Scalar T_prev = st.prev >= 0 ? tape.steps[static_cast<std::size_t>(st.prev)].time : 0;
     ++report.steps;
 
-    // Readouts at or after T see this step (readouts follow events at equal times).
-    while (next_readout < readout_order.size() &&
-           forward.readouts[readout_order[next_readout]].time >= T) {
-      const std::size_t j = readout_order[next_readout++];
-      if (static_cast<Index>(d_o[j].size()) != n_last)
-        throw std::invalid_argument("continuous_egru_backward: dL/do has the wrong size");
+    // Readout boundaries at or after T (point readouts follow events at equal times; window
+    // readouts are continuous in the event times, so their order does not matter).
+    while (next_boundary < boundaries.size() && boundaries[next_boundary].time >= T) {
+      const Boundary& b = boundaries[next_boundary++];
+      const auto& r = forward.readouts[b.readout];
+      const Scalar scale = b.kind == 0 ? Scalar(1) : Scalar(1) / (r.time - r.begin);
       for (Index m = 0; m < n_last; ++m) {
-        bring(m, forward.readouts[j].time);
-        Lam[static_cast<std::size_t>(m)] += d_o[j][static_cast<std::size_t>(m)];
+        const auto k = static_cast<std::size_t>(m);
+        bring(m, b.time);
+        const Scalar g = d_o[b.readout][k] * scale;
+        if (b.kind == 0) Lam[k] += g;
+        if (b.kind == 1) rho[k] += g;
+        if (b.kind == 2) rho[k] -= g;
       }
     }
 
@@ -218,11 +240,11 @@ BackwardReport continuous_egru_backward(const Network<Scalar>& net, const Tape<S
         const TapeItem<Scalar>& item = tape.items[static_cast<std::size_t>(it)];
         const auto ui = static_cast<std::size_t>(it);
         const Index m = item.index;
-        if (st.layer == last && !readout_order.empty()) {
+        if (st.layer == last && next_boundary > 0) {
           bring(m, T);
           const auto k = static_cast<std::size_t>(m);
           g_value[ui] += Lam[k];
-          g_time[ui] += item.value * Lam[k] / tau_o;
+          g_time[ui] += item.value * (Lam[k] / tau_o - rho[k]);
           G.tau_o += item.value * M[k] / (tau_o * tau_o);
         }
         G.theta[m] += g_value[ui];  // y = theta_m

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
 #include "events/synthetic_input.hpp"
 #include "io/event_csv.hpp"
 #include "io/network_config.hpp"
@@ -17,6 +18,8 @@
 namespace {
 
 using egret::Index;
+using egret::cli::parse_positive_int;
+using egret::cli::parse_time;
 
 const char* kUsage = R"(egret — event-driven simulator for activity-sparse recurrent networks
 
@@ -28,6 +31,11 @@ usage:
   egret simulate --config NET.json --input EVENTS.csv [--trace OUT.csv] [--end-time MS]
       Simulate one input stream (lines `t_ms,channel[,value]`) through the configured network;
       print a summary and, with --trace, write every emitted event as time_ms,layer,unit,value.
+  egret train --config TRAIN.json [--out DIR] [--epochs N] [--threads T]
+  egret train --resume DIR/checkpoint.json [--out DIR] [--epochs N]
+      Train a continuous-time EGRU with exact event-based gradients on a built-in task
+      (examples/delay_copy.json); prints progress, writes a checkpoint, the training log and
+      the data for the figure (scripts/plot_delay_copy.py).
   egret help | --help
   egret --version
 )";
@@ -50,22 +58,6 @@ Args parse_args(int argc, char** argv, const std::vector<std::string>& known_opt
     a.options[key] = argv[++i];
   }
   return a;
-}
-
-long parse_positive_int(const std::string& s, const char* what) {
-  char* end = nullptr;
-  const long v = std::strtol(s.c_str(), &end, 10);
-  if (end != s.c_str() + s.size() || v <= 0)
-    throw std::invalid_argument(std::string(what) + " must be a positive integer, got '" + s + "'");
-  return v;
-}
-
-double parse_time(const std::string& s, const char* what) {
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !(v >= 0) || !std::isfinite(v))
-    throw std::invalid_argument(std::string(what) + " must be a finite time >= 0, got '" + s + "'");
-  return v;
 }
 
 void print_summary(const egret::Network<double>& net,
@@ -197,6 +189,26 @@ int run_simulate(const Args& args) {
 
 }  // namespace
 
+namespace egret::cli {
+
+long parse_positive_int(const std::string& s, const char* what) {
+  char* end = nullptr;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (end != s.c_str() + s.size() || v <= 0)
+    throw std::invalid_argument(std::string(what) + " must be a positive integer, got '" + s + "'");
+  return v;
+}
+
+double parse_time(const std::string& s, const char* what) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !(v >= 0) || !std::isfinite(v))
+    throw std::invalid_argument(std::string(what) + " must be a finite time >= 0, got '" + s + "'");
+  return v;
+}
+
+}  // namespace egret::cli
+
 int main(int argc, char** argv) {
   try {
     if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "help" ||
@@ -208,10 +220,12 @@ int main(int argc, char** argv) {
       std::cout << "egret " << EGRET_VERSION << "\n";
       return 0;
     }
-    const Args args = parse_args(
-        argc, argv, {"--samples", "--threads", "--end-time", "--config", "--input", "--trace"});
+    const Args args = parse_args(argc, argv,
+                                 {"--samples", "--threads", "--end-time", "--config", "--input",
+                                  "--trace", "--out", "--epochs", "--resume"});
     if (args.command.empty() || args.command == "demo") return run_demo(args);
     if (args.command == "simulate") return run_simulate(args);
+    if (args.command == "train") return egret::cli::run_train(args.options);
     throw std::invalid_argument("unknown command '" + args.command + "' (see egret --help)");
   } catch (const std::exception& e) {
     std::cerr << "egret: error: " << e.what() << "\n";

@@ -64,9 +64,47 @@ std::vector<double> get_times(const json& obj, const char* key, const std::strin
   return out;
 }
 
+std::vector<ParamOverride> get_overrides(const json& obj, const std::string& origin,
+                                         const std::string& where) {
+  std::vector<ParamOverride> out;
+  if (!obj.is_object()) fail(origin, where, "expected an object of parameter values");
+  for (const auto& [name, v] : obj.items()) {
+    ParamOverride o;
+    o.name = name;
+    const std::string w = where + "." + name;
+    auto number = [&](const json& x) {
+      if (!x.is_number() || !std::isfinite(x.get<double>()))
+        fail(origin, w, "expected finite numbers, got " + x.dump());
+      return x.get<double>();
+    };
+    if (v.is_number()) {
+      o.shape = ParamOverride::Shape::kScalar;
+      o.rows = {{number(v)}};
+    } else if (v.is_array() && !v.empty() && v[0].is_array()) {
+      o.shape = ParamOverride::Shape::kMatrix;
+      for (const auto& row : v) {
+        if (!row.is_array()) fail(origin, w, "expected a list of rows");
+        std::vector<double> r;
+        for (const auto& x : row) r.push_back(number(x));
+        o.rows.push_back(r);
+      }
+    } else if (v.is_array() && !v.empty()) {
+      o.shape = ParamOverride::Shape::kVector;
+      std::vector<double> r;
+      for (const auto& x : v) r.push_back(number(x));
+      o.rows = {r};
+    } else {
+      fail(origin, w, "expected a number, a list or a list of rows");
+    }
+    out.push_back(o);
+  }
+  return out;
+}
+
 }  // namespace
 
-NetworkConfig parse_network_config(const std::string& text, const std::string& origin) {
+NetworkConfig parse_network_config(const std::string& text, const std::string& origin,
+                                   const std::vector<std::string>& other_sections) {
   json root;
   try {
     root = json::parse(text);
@@ -74,8 +112,10 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
     throw std::invalid_argument(origin + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) fail(origin, "top level", "expected a JSON object");
-  reject_unknown_keys(root, {"seed", "input_channels", "layers", "readout_classes", "simulation"},
-                      origin, "top level");
+  std::set<std::string> known = {"seed",    "input_channels", "layers", "readout_classes",
+                                 "readout", "simulation"};
+  known.insert(other_sections.begin(), other_sections.end());
+  reject_unknown_keys(root, known, origin, "top level");
   NetworkConfig cfg;
   cfg.seed = static_cast<std::uint64_t>(get_count(root, "seed", 1, origin, "top level"));
   cfg.input_channels = get_count(root, "input_channels", 0, origin, "top level");
@@ -90,7 +130,7 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
     if (!l.is_object()) fail(origin, where, "expected an object");
     reject_unknown_keys(l,
                         {"type", "units", "tau_m", "tau_o", "window_input", "window_recurrent",
-                         "dt", "threshold", "init"},
+                         "dt", "threshold", "init", "params"},
                         origin, where);
     LayerConfig lc;
     if (!l.contains("type") || !l["type"].is_string())
@@ -120,7 +160,13 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
       lc.bias_z = get_number(in, "bias_z", lc.bias_z, origin, w);
       lc.bias_spread = get_number(in, "bias_spread", lc.bias_spread, origin, w);
     }
+    if (l.contains("params")) lc.params = get_overrides(l["params"], origin, where + ".params");
     cfg.layers.push_back(lc);
+  }
+  if (root.contains("readout")) {
+    if (cfg.readout_classes <= 0)
+      fail(origin, "readout", "parameter values given but readout_classes is 0");
+    cfg.readout_params = get_overrides(root["readout"], origin, "readout");
   }
   if (root.contains("simulation")) {
     const json& s = root["simulation"];
@@ -135,12 +181,16 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   return cfg;
 }
 
-NetworkConfig load_network_config(const std::string& path) {
+std::string read_text_file(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open configuration file");
+  if (!in) throw std::runtime_error(path + ": cannot open " + what);
   std::ostringstream ss;
   ss << in.rdbuf();
-  return parse_network_config(ss.str(), path);
+  return ss.str();
+}
+
+NetworkConfig load_network_config(const std::string& path) {
+  return parse_network_config(read_text_file(path, "configuration file"), path);
 }
 
 }  // namespace egret

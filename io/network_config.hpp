@@ -20,6 +20,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "models/continuous_egru_layer.hpp"
@@ -28,6 +29,14 @@
 #include "sim/network.hpp"
 
 namespace egret {
+
+// An explicit value for one parameter: a number (fills it), a list (a vector), or a list of rows
+// (a matrix). Shapes are checked when the network is built.
+struct ParamOverride {
+  std::string name;                       // U_u, ..., V_z, b_u, b_r, b_z, theta, c_init, W_o, b_o
+  std::vector<std::vector<double>> rows;  // a number is 1x1, a vector is 1 row
+  enum class Shape { kScalar, kVector, kMatrix } shape = Shape::kScalar;
+};
 
 struct LayerConfig {
   std::string type;  // "continuous_egru" or "discrete_egru"
@@ -40,6 +49,7 @@ struct LayerConfig {
   double threshold = 0.3;
   double weight_scale = 1;
   double bias_u = 0, bias_r = 0, bias_z = 0.8, bias_spread = 0.2;
+  std::vector<ParamOverride> params;  // applied after the random initialisation
 };
 
 struct NetworkConfig {
@@ -47,14 +57,80 @@ struct NetworkConfig {
   Index input_channels = 0;
   std::vector<LayerConfig> layers;
   Index readout_classes = 0;
+  std::vector<ParamOverride> readout_params;  // W_o, b_o
   double end_time = 1000;
   std::vector<double> readout_times;
   std::vector<double> snapshot_times;
 };
 
-// `origin` names the source (a file path) in error messages.
-NetworkConfig parse_network_config(const std::string& json_text, const std::string& origin);
+// `origin` names the source (a file path) in error messages. Top-level keys listed in
+// `other_sections` are left to the caller (e.g. a training configuration's "task").
+NetworkConfig parse_network_config(const std::string& json_text, const std::string& origin,
+                                   const std::vector<std::string>& other_sections = {});
 NetworkConfig load_network_config(const std::string& path);
+std::string read_text_file(const std::string& path, const char* what);
+
+namespace detail {
+template <class M>
+void apply_override(M& target, const ParamOverride& o, const std::string& where) {
+  using S = typename M::Scalar;
+  const Index rows = target.rows(), cols = target.cols();
+  auto fail = [&](const std::string& what) {
+    throw std::invalid_argument(where + ": " + o.name + ": " + what + " (expected " +
+                                std::to_string(rows) + "x" + std::to_string(cols) + ")");
+  };
+  if (o.shape == ParamOverride::Shape::kScalar) {
+    target.setConstant(static_cast<S>(o.rows[0][0]));
+  } else if (o.shape == ParamOverride::Shape::kVector) {
+    if (cols != 1 || static_cast<Index>(o.rows[0].size()) != rows)
+      fail("a list of " + std::to_string(o.rows[0].size()) + " values does not fit");
+    for (Index i = 0; i < rows; ++i)
+      target(i, 0) = static_cast<S>(o.rows[0][static_cast<std::size_t>(i)]);
+  } else {
+    if (static_cast<Index>(o.rows.size()) != rows) fail(std::to_string(o.rows.size()) + " rows");
+    for (Index i = 0; i < rows; ++i) {
+      const auto& r = o.rows[static_cast<std::size_t>(i)];
+      if (static_cast<Index>(r.size()) != cols)
+        fail("row " + std::to_string(i) + " has " + std::to_string(r.size()) + " values");
+      for (Index j = 0; j < cols; ++j)
+        target(i, j) = static_cast<S>(r[static_cast<std::size_t>(j)]);
+    }
+  }
+}
+
+template <class W>
+void apply_weight_overrides(W& p, const std::vector<ParamOverride>& overrides,
+                            const std::string& where, bool continuous) {
+  for (const auto& o : overrides) {
+    if (o.name == "U_u")
+      apply_override(p.U_u, o, where);
+    else if (o.name == "U_r")
+      apply_override(p.U_r, o, where);
+    else if (o.name == "U_z")
+      apply_override(p.U_z, o, where);
+    else if (o.name == "V_u")
+      apply_override(p.V_u, o, where);
+    else if (o.name == "V_r")
+      apply_override(p.V_r, o, where);
+    else if (o.name == "V_z")
+      apply_override(p.V_z, o, where);
+    else if (o.name == "b_u")
+      apply_override(p.b_u, o, where);
+    else if (o.name == "b_r")
+      apply_override(p.b_r, o, where);
+    else if (o.name == "b_z")
+      apply_override(p.b_z, o, where);
+    else if (o.name == "theta")
+      apply_override(p.theta, o, where);
+    else if (continuous && o.name == "c_init") {
+      if constexpr (std::is_same_v<W, ContinuousEgruParams<typename W::Scalar>>)
+        apply_override(p.c_init, o, where);
+    } else {
+      throw std::invalid_argument(where + ": unknown parameter '" + o.name + "'");
+    }
+  }
+}
+}  // namespace detail
 
 // Builds the network the configuration describes, with seeded random parameters.
 template <class Scalar>
@@ -78,6 +154,7 @@ Network<Scalar> build_network(const NetworkConfig& cfg) {
       p.tau_o = static_cast<Scalar>(lc.tau_o);
       p.window_input = static_cast<Scalar>(lc.window_input);
       p.window_recurrent = static_cast<Scalar>(lc.window_recurrent);
+      detail::apply_weight_overrides(p, lc.params, name, true);
       p.validate(name);
       net.add_layer(std::make_unique<ContinuousEgruLayer<Scalar>>(
           std::make_shared<const ContinuousEgruParams<Scalar>>(std::move(p))));
@@ -85,6 +162,7 @@ Network<Scalar> build_network(const NetworkConfig& cfg) {
       auto p = DiscreteEgruParams<Scalar>::random(lc.units, inputs, seed, init);
       p.dt = static_cast<Scalar>(lc.dt);
       p.tau_o = static_cast<Scalar>(lc.tau_o);
+      detail::apply_weight_overrides(p, lc.params, name, false);
       p.validate(name);
       net.add_layer(std::make_unique<DiscreteEgruLayer<Scalar>>(
           std::make_shared<const DiscreteEgruParams<Scalar>>(std::move(p))));

@@ -46,8 +46,9 @@ void check_positive(Scalar v, const std::string& layer, const char* name, bool a
 }
 }  // namespace detail
 
-template <class Scalar>
+template <class ScalarT>
 struct EgruWeights {
+  using Scalar = ScalarT;
   Matrix<Scalar> U_u, U_r, U_z;
   Matrix<Scalar> V_u, V_r, V_z;
   Vector<Scalar> b_u, b_r, b_z;

@@ -24,8 +24,11 @@ namespace egret {
 
 template <class Scalar>
 struct SimOptions {
-  Scalar end_time = 0;                 // events with time <= end_time are processed [ms]
-  std::vector<Scalar> readout_times;   // sample the last layer's output trace (and logits)
+  Scalar end_time = 0;                // events with time <= end_time are processed [ms]
+  std::vector<Scalar> readout_times;  // sample the last layer's output trace (and logits)
+  // Average the last layer's output trace over [begin, end] (begin < end); their records follow
+  // the point readouts in SimResult::readouts.
+  std::vector<std::pair<Scalar, Scalar>> readout_windows;
   std::vector<Scalar> snapshot_times;  // record every layer's state
   bool record_trace = true;            // keep every emitted event in the result
   Tape<Scalar>* tape = nullptr;        // if set, record what the exact backward pass needs
@@ -58,6 +61,14 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
   };
   check_times(options.readout_times, "readout");
   check_times(options.snapshot_times, "snapshot");
+  for (const auto& [a, b] : options.readout_windows) {
+    check_times({a, b}, "readout window");
+    if (!(a < b)) {
+      std::ostringstream os;
+      os << "simulate: readout window [" << a << ", " << b << "] must have begin < end";
+      throw std::invalid_argument(os.str());
+    }
+  }
 
   const Index n_layers = net.size();
   Tape<Scalar>* const tape = options.tape;
@@ -86,15 +97,22 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
     traces.emplace_back(net.layer(l).units(), net.layer(l).output_time_constant());
   }
 
+  // Readout events: index 0 = point, 1 = window begin, 2 = window end; aux = record slot.
   EventQueue<Scalar> queue;
-  for (std::size_t i = 0; i < options.readout_times.size(); ++i) {
+  const std::size_t n_points = options.readout_times.size();
+  for (std::size_t i = 0; i < n_points; ++i) {
     queue.push({options.readout_times[i], EventKind::kReadout, n_layers - 1, 0, 0,
                 static_cast<Scalar>(i)});
+  }
+  for (std::size_t i = 0; i < options.readout_windows.size(); ++i) {
+    const auto slot = static_cast<Scalar>(n_points + i);
+    queue.push({options.readout_windows[i].first, EventKind::kReadout, n_layers - 1, 1, 0, slot});
+    queue.push({options.readout_windows[i].second, EventKind::kReadout, n_layers - 1, 2, 0, slot});
   }
   for (std::size_t i = 0; i < options.snapshot_times.size(); ++i) {
     queue.push({options.snapshot_times[i], EventKind::kSnapshot, 0, 0, 0, static_cast<Scalar>(i)});
   }
-  result.readouts.resize(options.readout_times.size());
+  result.readouts.resize(n_points + options.readout_windows.size());
   result.snapshots.resize(options.snapshot_times.size());
 
   std::vector<Emission<Scalar>> emitted;
@@ -195,8 +213,23 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
             break;
           case EventKind::kReadout: {
             auto& rec = result.readouts[static_cast<std::size_t>(e.aux)];
+            const auto& trace = traces[n_layers - 1];
+            const Index n_last = net.layer(n_layers - 1).units();
+            if (e.index == 1) {  // window begins: keep the integral so far
+              rec.begin = e.time;
+              rec.trace.resize(static_cast<std::size_t>(n_last));
+              for (Index n = 0; n < n_last; ++n) rec.trace[n] = trace.integral_at(n, e.time);
+              break;
+            }
+            if (e.index == 2) {  // window ends: mean over [begin, end]
+              const Scalar len = e.time - rec.begin;
+              for (Index n = 0; n < n_last; ++n)
+                rec.trace[n] = (trace.integral_at(n, e.time) - rec.trace[n]) / len;
+            } else {
+              rec.begin = e.time;
+              rec.trace = trace.values_at(e.time);
+            }
             rec.time = e.time;
-            rec.trace = traces[n_layers - 1].values_at(e.time);
             if (const auto* ro = net.readout()) {
               Eigen::Map<const Vector<Scalar>> o(rec.trace.data(),
                                                  static_cast<Index>(rec.trace.size()));

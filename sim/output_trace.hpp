@@ -1,5 +1,7 @@
 // The exponential output trace of a layer's events (DESIGN section 1):
-//   tau_o do_n/dt = -o_n,   o_n += y at each event of unit n.
+//   tau_o do_n/dt = -o_n,   o_n += y at each event of unit n,
+// and its running integral I_n(t) = int_0^t o_n (for window readouts: the mean of o over
+// [t_a, t_b] is (I(t_b) - I(t_a)) / (t_b - t_a), a continuous function of the event times).
 // Kept lazily per unit (value and time of its last event): O(1) per event, O(N) per readout.
 #pragma once
 
@@ -14,11 +16,18 @@ template <class Scalar>
 class OutputTrace {
  public:
   OutputTrace() = default;
-  OutputTrace(Index units, Scalar tau_o) : tau_o_(tau_o), o_(units, 0), t_(units, 0) {}
+  OutputTrace(Index units, Scalar tau_o)
+      : tau_o_(tau_o), o_(units, 0), integral_(units, 0), t_(units, 0) {}
 
   void add(Index unit, Scalar value, Scalar t) {
-    o_[unit] = o_[unit] * std::exp(-(t - t_[unit]) / tau_o_) + value;
+    const Scalar decay = std::exp(-(t - t_[unit]) / tau_o_);
+    integral_[unit] += tau_o_ * o_[unit] * (Scalar(1) - decay);
+    o_[unit] = o_[unit] * decay + value;
     t_[unit] = t;
+  }
+
+  Scalar integral_at(Index unit, Scalar t) const {
+    return integral_[unit] + tau_o_ * o_[unit] * (Scalar(1) - std::exp(-(t - t_[unit]) / tau_o_));
   }
 
   Scalar value_at(Index unit, Scalar t) const {
@@ -36,6 +45,7 @@ class OutputTrace {
  private:
   Scalar tau_o_ = 1;
   std::vector<Scalar> o_;
+  std::vector<Scalar> integral_;
   std::vector<Scalar> t_;
 };
 

@@ -29,11 +29,15 @@ struct LayerCounts {
   bool clocked = false;               // discrete-time layer: internal_steps are ticks
 };
 
+// A point readout (begin == time) samples the last layer's output trace o(t); a window readout
+// averages it over [begin, time].
 template <class Scalar>
 struct ReadoutRecord {
+  Scalar begin = 0;
   Scalar time = 0;
-  std::vector<Scalar> trace;   // output trace o(t) of the readout layer
-  std::vector<Scalar> logits;  // W_o o(t) + b_o, if the network has a readout
+  std::vector<Scalar> trace;   // o(t), or the mean of o over the window
+  std::vector<Scalar> logits;  // W_o trace + b_o, if the network has a readout
+  bool is_window() const { return time > begin; }
 };
 
 template <class Scalar>

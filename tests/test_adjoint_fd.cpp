@@ -30,6 +30,7 @@ struct Problem {
   Index channels = 0;
   double end = 0;
   std::vector<double> readout_times;
+  std::vector<std::pair<double, double>> readout_windows;
   egret::LossKind loss = egret::LossKind::kSoftmaxCrossEntropy;
   egret::ReadoutTargets<double> targets;
 };
@@ -59,6 +60,7 @@ Run run(const Problem& pr, bool with_gradient) {
   egret::SimOptions<double> opt;
   opt.end_time = pr.end;
   opt.readout_times = pr.readout_times;
+  opt.readout_windows = pr.readout_windows;
   opt.tape = &tape;
   const auto fwd = egret::simulate(net, input, opt);
   const auto loss = egret::evaluate_loss(pr.loss, fwd.readouts, pr.targets);
@@ -271,6 +273,23 @@ TEST(AdjointFiniteDifference, TwoAndThreeLayers) {
   std::printf("  multi-layer: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
               st.checked, st.skipped, st.worst, st.worst_name.c_str());
   EXPECT_GT(st.checked, 200);
+  EXPECT_LT(st.skipped, st.checked / 10);
+}
+
+// Window readouts (the mean of the output trace over an interval), alone and mixed with points.
+TEST(AdjointFiniteDifference, WindowReadouts) {
+  FdStats st;
+  for (std::uint64_t seed : {31, 32}) {
+    Problem pr = random_problem(seed, seed == 31 ? std::vector<Index>{6} : std::vector<Index>{5, 4},
+                                3, 40.0);
+    pr.readout_windows = {{12.0, 22.0}, {20.0, 39.5}};
+    if (seed == 31) pr.readout_times.clear();
+    pr.targets.labels.resize(pr.readout_times.size() + pr.readout_windows.size(), 1);
+    check_problem(pr, seed, 5, st, 20);
+  }
+  std::printf("  windows: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
+              st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 100);
   EXPECT_LT(st.skipped, st.checked / 10);
 }
 

@@ -1,0 +1,189 @@
+// `egret train`: train a continuous EGRU network with the exact gradients on a built-in task,
+// with progress output, a training log, checkpoints, and (delay_copy) the data for the figure.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "io/checkpoint.hpp"
+#include "io/event_csv.hpp"
+#include "io/train_config.hpp"
+
+namespace egret::cli {
+namespace {
+
+std::string rng_to_string(const std::mt19937_64& rng) {
+  std::ostringstream os;
+  os << rng;
+  return os.str();
+}
+
+// Four held-out trials (one per pattern for 2 bits) simulated with a fine grid of snapshots:
+// c(t) and o(t) per unit, the events, the inputs, and the trial's windows, as CSV files that
+// scripts/plot_delay_copy.py turns into the figure.
+void write_figure_data(const std::string& dir, const Network<double>& trained,
+                       const std::vector<Sample<double>>& test, const DelayCopyConfig& dc) {
+  std::ostringstream states, events, inputs, trials;
+  states.precision(10);
+  events.precision(12);
+  inputs.precision(12);
+  trials.precision(12);
+  states << "trial,t_ms,unit,c,o\n";
+  events << "trial,t_ms,unit,value\n";
+  inputs << "trial,t_ms,channel\n";
+  trials << "trial,pattern,cue_ms,quiet_begin_ms,quiet_end_ms,recall_begin_ms,recall_end_ms,"
+            "end_ms,theta0,theta1,readout\n";
+  const std::size_t patterns = std::size_t{1} << dc.bits;
+  const auto& layer = dynamic_cast<const ContinuousEgruLayer<double>&>(trained.layer(0));
+  for (std::size_t k = 0; k < std::min(patterns, test.size()) && k < 4; ++k) {
+    const Sample<double>& s = test[k];
+    Network<double> net = trained.clone();
+    SimOptions<double> opt;
+    opt.end_time = s.end_time;
+    opt.readout_windows = s.readout_windows;
+    for (double t = 0; t <= s.end_time; t += 0.05) opt.snapshot_times.push_back(t);
+    const auto r = simulate(net, s.input, opt);
+    for (const auto& snap : r.snapshots) {
+      const auto& c = snap.layers.back().at("c");
+      const auto& o = snap.layers.back().at("o");
+      for (std::size_t n = 0; n < c.size(); ++n)
+        states << k << ',' << snap.time << ',' << n << ',' << c[n] << ',' << o[n] << '\n';
+    }
+    for (const auto& e : r.trace)
+      if (e.layer == net.size() - 1)
+        events << k << ',' << e.time << ',' << e.unit << ',' << e.value << '\n';
+    for (const auto& e : s.input.events()) inputs << k << ',' << e.time << ',' << e.channel << '\n';
+    std::string pattern;
+    for (double b : s.targets.values.back()) pattern += b > 0.5 ? '1' : '0';
+    const double cue = s.input.events().back().time;
+    const auto& quiet = s.readout_windows.front();
+    const auto& recall = s.readout_windows.back();
+    std::string readout;
+    for (double v : r.readouts.back().logits)
+      readout += (readout.empty() ? "" : " ") + std::to_string(v);
+    trials << k << ',' << pattern << ',' << cue << ',' << quiet.first << ',' << quiet.second << ','
+           << recall.first << ',' << recall.second << ',' << s.end_time << ','
+           << layer.params().theta[0] << ','
+           << layer.params().theta[std::min<Index>(1, layer.units() - 1)] << ",\"" << readout
+           << "\"\n";
+  }
+  write_file_atomically(dir + "/figure_states.csv", states.str());
+  write_file_atomically(dir + "/figure_events.csv", events.str());
+  write_file_atomically(dir + "/figure_inputs.csv", inputs.str());
+  write_file_atomically(dir + "/figure_trials.csv", trials.str());
+}
+
+}  // namespace
+
+int run_train(const Options& options) {
+  if (!options.count("--config") && !options.count("--resume"))
+    throw std::invalid_argument("train needs --config FILE (or --resume CHECKPOINT)");
+  Checkpoint resume;
+  std::string config_text;
+  std::string origin;
+  if (options.count("--resume")) {
+    resume = read_checkpoint(options.at("--resume"));
+    config_text = resume.config_text;
+    origin = options.at("--resume") + " (configuration)";
+  } else {
+    origin = options.at("--config");
+    config_text = read_text_file(origin, "training configuration");
+  }
+  TrainRunConfig cfg = parse_train_config(config_text, origin);
+  if (options.count("--out")) cfg.out_dir = options.at("--out");
+  if (options.count("--epochs"))
+    cfg.training.epochs = parse_positive_int(options.at("--epochs"), "--epochs");
+  if (options.count("--threads"))
+    cfg.training.threads = parse_positive_int(options.at("--threads"), "--threads");
+  std::filesystem::create_directories(cfg.out_dir);
+
+  const Network<double> initial = build_network<double>(cfg.network);
+  const auto train = delay_copy_trials<double>(cfg.delay_copy, cfg.train_trials, cfg.task_seed);
+  const auto test = delay_copy_trials<double>(cfg.delay_copy, cfg.test_trials, cfg.task_seed + 1);
+  Trainer<double> trainer(initial, cfg.training);
+  int first_epoch = 1;
+  if (options.count("--resume")) {
+    if (resume.values.size() != trainer.parameters().size())
+      throw std::invalid_argument(options.at("--resume") +
+                                  ": checkpoint does not match the network of its configuration");
+    trainer.parameters().values() = resume.values;
+    trainer.optimizer().restore(resume.adam_m, resume.adam_v, resume.optimizer_steps);
+    std::istringstream is(resume.rng_state);
+    is >> trainer.rng();
+    if (!is) throw std::invalid_argument(options.at("--resume") + ": corrupt RNG state");
+    first_epoch = resume.epoch + 1;
+  }
+
+  std::printf(
+      "egret train: task %s (%d bits), %d training and %d held-out trials, %zu trainable "
+      "parameters, %s lr %g, batch %d, up to %d epochs\n",
+      cfg.task.c_str(), cfg.delay_copy.bits, cfg.train_trials, cfg.test_trials,
+      trainer.parameters().size(), cfg.training.optimizer.kind.c_str(),
+      cfg.training.optimizer.learning_rate, cfg.training.batch_size, cfg.training.epochs);
+  std::ostringstream log;
+  log << "epoch,train_loss,train_accuracy,test_loss,test_accuracy,events_per_unit_per_s,"
+         "events_per_s,grad_norm,skipped_samples,grazing,seconds\n";
+  const auto t_start = std::chrono::steady_clock::now();
+  auto save = [&](int epoch) {
+    Checkpoint c;
+    c.config_text = config_text;
+    c.epoch = epoch;
+    c.values = trainer.parameters().values();
+    c.adam_m = trainer.optimizer().first_moment();
+    c.adam_v = trainer.optimizer().second_moment();
+    c.optimizer_steps = trainer.optimizer().steps();
+    c.rng_state = rng_to_string(trainer.rng());
+    write_checkpoint(cfg.out_dir + "/checkpoint.json", c);
+  };
+  BatchStats test_stats = trainer.evaluate(test);
+  int epoch = first_epoch - 1;
+  int epochs_at_target = 0;
+  std::printf("epoch %4d  held-out loss %.4f  bitwise accuracy %5.1f%%\n", epoch, test_stats.loss,
+              100 * test_stats.accuracy());
+  for (epoch = first_epoch; epoch <= cfg.training.epochs; ++epoch) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const BatchStats s = trainer.train_epoch(train);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    test_stats = trainer.evaluate(test);
+    const double total =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    std::printf(
+        "epoch %4d  loss %.4f  acc %5.1f%%  | held-out loss %.4f  acc %5.1f%%  | "
+        "%6.1f ev/unit/s  %8.0f events/s  |g| %.3g%s  %.1f s\n",
+        epoch, s.loss, 100 * s.accuracy(), test_stats.loss, 100 * test_stats.accuracy(),
+        s.rate_per_unit(), secs > 0 ? static_cast<double>(s.steps) / secs : 0.0, s.grad_norm,
+        s.skipped_samples ? "  (skipped non-finite samples)" : "", total);
+    std::fflush(stdout);
+    log << epoch << ',' << s.loss << ',' << s.accuracy() << ',' << test_stats.loss << ','
+        << test_stats.accuracy() << ',' << s.rate_per_unit() << ','
+        << (secs > 0 ? static_cast<double>(s.steps) / secs : 0.0) << ',' << s.grad_norm << ','
+        << s.skipped_samples << ',' << s.grazing << ',' << total << '\n';
+    if (cfg.checkpoint_every > 0 && epoch % cfg.checkpoint_every == 0) save(epoch);
+    epochs_at_target =
+        cfg.stop_at_test_accuracy > 0 && test_stats.accuracy() >= cfg.stop_at_test_accuracy
+            ? epochs_at_target + 1
+            : 0;
+    if (epochs_at_target >= cfg.stop_patience) {
+      std::printf(
+          "held-out accuracy at or above the target %.1f%% for %d epochs; stopping at "
+          "epoch %d\n",
+          100 * cfg.stop_at_test_accuracy, cfg.stop_patience, epoch);
+      break;
+    }
+  }
+  const int last_epoch = std::min(epoch, cfg.training.epochs);
+  save(last_epoch);
+  write_file_atomically(cfg.out_dir + "/training_log.csv", log.str());
+  write_figure_data(cfg.out_dir, trainer.network(), test, cfg.delay_copy);
+  std::printf("final held-out bitwise accuracy: %.1f%% (%d of %d bits)\n",
+              100 * test_stats.accuracy(), test_stats.correct, test_stats.total);
+  std::printf("wrote %s/checkpoint.json, training_log.csv, figure_*.csv\n", cfg.out_dir.c_str());
+  return 0;
+}
+
+}  // namespace egret::cli
