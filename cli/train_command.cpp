@@ -176,7 +176,10 @@ int run_train(const Options& options) {
       break;
     }
   }
-  const int last_epoch = std::min(epoch, cfg.training.epochs);
+  const int last_epoch = std::max(first_epoch - 1, std::min(epoch, cfg.training.epochs));
+  if (first_epoch > cfg.training.epochs)
+    std::printf("the checkpoint is at epoch %d, not before the last epoch %d: nothing to train\n",
+                first_epoch - 1, cfg.training.epochs);
   save(last_epoch);
   write_file_atomically(cfg.out_dir + "/training_log.csv", log.str());
   write_figure_data(cfg.out_dir, trainer.network(), test, cfg.delay_copy);

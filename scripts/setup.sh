@@ -12,6 +12,7 @@ PACKAGES=(
   nlohmann-json3-dev                   # configuration files
   libgtest-dev                         # C++ tests
   clang-format                         # style check in the test script
+  python3 python3-numpy python3-matplotlib  # figures (scripts/plot_*.py, Debian's /usr/bin/python3)
 )
 
 missing=()
