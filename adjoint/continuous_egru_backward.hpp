@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "adjoint/activity_regularizer.hpp"
 #include "adjoint/gradient.hpp"
 #include "adjoint/tape.hpp"
 #include "models/box_egru_cell.hpp"
@@ -67,13 +68,15 @@ std::vector<std::vector<Scalar>> readout_backward(const Network<Scalar>& net,
   return d_o;
 }
 
-// Accumulates into `grad` the gradient of a loss whose only direct dependence on the run is
-// through the last layer's output trace at the readout times: d_o[j] = dL/do(t_j).
+// Accumulates into `grad` the gradient of a loss whose direct dependence on the run is through
+// the last layer's output trace at the readouts (d_o[j] = dL/d(readout j)) and, optionally,
+// through the activity regularizer (adjoint/activity_regularizer.hpp).
 template <class Scalar>
 BackwardReport continuous_egru_backward(const Network<Scalar>& net, const Tape<Scalar>& tape,
                                         const SimResult<Scalar>& forward,
                                         const std::vector<std::vector<Scalar>>& d_o,
-                                        Gradient<Scalar>& grad) {
+                                        Gradient<Scalar>& grad,
+                                        const ActivityTerm<Scalar>* activity = nullptr) {
   using Cell = BoxEgruCell<Scalar>;
   using Array = typename Cell::Array;
   using P = ContinuousEgruParams<Scalar>;
@@ -246,6 +249,15 @@ BackwardReport continuous_egru_backward(const Network<Scalar>& net, const Tape<S
           g_value[ui] += Lam[k];
           g_time[ui] += item.value * (Lam[k] / tau_o - rho[k]);
           G.tau_o += item.value * M[k] / (tau_o * tau_o);
+        }
+        if (activity && activity->active()) {
+          // A_m gets (1 - exp(-(T_end - s)/tau_o)) / T_end from this event.
+          const Scalar tau = p.tau_o, T_end = activity->end_time;
+          const Scalar e = std::exp(-(T_end - T) / tau);
+          const Scalar c =
+              activity->dR_dA[static_cast<std::size_t>(st.layer)][static_cast<std::size_t>(m)];
+          g_time[ui] -= c * e / (tau * T_end);
+          G.tau_o -= c * e * (T_end - T) / (tau * tau * T_end);
         }
         G.theta[m] += g_value[ui];  // y = theta_m
         A.lam_r[m] += g_r[ui] * Cell::sigmoid_derivative(item.aux);

@@ -103,7 +103,7 @@ TrainRunConfig parse_train_config(const std::string& text, const std::string& or
   check_keys(training,
              {"optimizer", "learning_rate", "beta1", "beta2", "epsilon", "clip_norm", "epochs",
               "batch_size", "loss", "seed", "threads", "train_time_constants",
-              "stop_at_test_accuracy", "stop_patience"},
+              "stop_at_test_accuracy", "stop_patience", "activity_regularizer"},
              origin, "training");
   TrainConfig& tc = cfg.training;
   if (training.contains("optimizer")) {
@@ -133,6 +133,14 @@ TrainRunConfig parse_train_config(const std::string& text, const std::string& or
     if (!training["train_time_constants"].is_boolean())
       fail(origin, "training.train_time_constants", "expected true/false");
     tc.train_time_constants = training["train_time_constants"].get<bool>();
+  }
+  if (training.contains("activity_regularizer")) {
+    const json& a = training["activity_regularizer"];
+    check_keys(a, {"weight", "target_hz"}, origin, "training.activity_regularizer");
+    tc.activity.weight = number(a, "weight", 0, origin, "training.activity_regularizer");
+    tc.activity.target_hz = number(a, "target_hz", 0, origin, "training.activity_regularizer");
+    if (tc.activity.weight < 0 || tc.activity.target_hz < 0)
+      fail(origin, "training.activity_regularizer", "weight and target_hz must be >= 0");
   }
   cfg.stop_at_test_accuracy = number(training, "stop_at_test_accuracy", 0, origin, "training");
   cfg.stop_patience =

@@ -6,7 +6,8 @@
 //   "training": {"optimizer": "adam", "learning_rate": 0.01, "epochs": 300, "batch_size": 16,
 //                "clip_norm": 1.0, "loss": "binary_cross_entropy", "seed": 1, "threads": 0,
 //                "train_time_constants": false, "stop_at_test_accuracy": 1.0,
-//                "stop_patience": 20}
+//                "stop_patience": 20,
+//                "activity_regularizer": {"weight": 0.01, "target_hz": 50}}
 //   "output":   {"dir": "out/delay_copy", "checkpoint_every": 25}
 #pragma once
 

@@ -33,6 +33,7 @@ struct Problem {
   std::vector<std::pair<double, double>> readout_windows;
   egret::LossKind loss = egret::LossKind::kSoftmaxCrossEntropy;
   egret::ReadoutTargets<double> targets;
+  egret::ActivityRegularizer activity;
 };
 
 egret::Network<double> build(const Problem& pr) {
@@ -45,8 +46,9 @@ egret::Network<double> build(const Problem& pr) {
 
 struct Run {
   double loss = 0;
-  // Every step of every layer in processing order (kind, layer, index): a perturbation that
-  // reorders any two events (not only emissions) is detected.
+  // Every step of every layer in processing order (kind, layer, index), and the position of each
+  // point readout among them: a perturbation that reorders any two events (not only emissions)
+  // or moves an event across a readout is detected.
   std::vector<std::tuple<egret::EventKind, Index, Index>> events;
   std::size_t emitted = 0;
   egret::Gradient<double> grad;
@@ -64,16 +66,24 @@ Run run(const Problem& pr, bool with_gradient) {
   opt.tape = &tape;
   const auto fwd = egret::simulate(net, input, opt);
   const auto loss = egret::evaluate_loss(pr.loss, fwd.readouts, pr.targets);
+  const auto act = egret::activity_term(net, tape, pr.end, pr.activity);
   Run r;
-  r.loss = loss.loss;
+  r.loss = loss.loss + act.value;
   r.emitted = fwd.trace.size();
   for (const auto& st : tape.steps)
     r.events.emplace_back(st.kind, st.layer,
                           tape.items[static_cast<std::size_t>(st.first_item)].index);
+  // Where each point readout falls in the sequence: an event crossing a readout time makes o(t_j)
+  // jump without reordering any events.
+  for (double t : pr.readout_times) {
+    Index before = 0;
+    for (const auto& st : tape.steps) before += st.time <= t ? 1 : 0;
+    r.events.emplace_back(egret::EventKind::kReadout, -1, before);
+  }
   if (with_gradient) {
     r.grad = egret::zero_gradient(net, input.size());
     const auto d_o = egret::readout_backward(net, fwd, loss.dlogits, r.grad);
-    r.report = egret::continuous_egru_backward(net, tape, fwd, d_o, r.grad);
+    r.report = egret::continuous_egru_backward(net, tape, fwd, d_o, r.grad, &act);
   }
   return r;
 }
@@ -168,10 +178,9 @@ std::vector<Param> sample_parameters(const Problem& pr, std::mt19937_64& rng, in
     }
     out.push_back({L + "tau_m", [=](Problem& q) -> double& { return q.layers[l].tau_m; },
                    [=](const egret::Gradient<double>& g) { return g.layers[l].tau_m; }});
+    out.push_back({L + "tau_o", [=](Problem& q) -> double& { return q.layers[l].tau_o; },
+                   [=](const egret::Gradient<double>& g) { return g.layers[l].tau_o; }});
   }
-  const std::size_t last = pr.layers.size() - 1;
-  out.push_back({"tau_o", [=](Problem& q) -> double& { return q.layers[last].tau_o; },
-                 [=](const egret::Gradient<double>& g) { return g.layers[last].tau_o; }});
   for (int k = 0; k < per_matrix; ++k) {
     const Index i = pick(pr.readout.W_o.rows()), j = pick(pr.readout.W_o.cols());
     out.push_back({"W_o(" + std::to_string(i) + "," + std::to_string(j) + ")",
@@ -304,6 +313,22 @@ TEST(AdjointFiniteDifference, BinaryCrossEntropyAndMeanSquaredError) {
   }
   std::printf("  bce/mse: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
               st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 100);
+}
+
+// The activity regularizer (smooth event-count surrogate) on every layer, with readouts.
+TEST(AdjointFiniteDifference, ActivityRegularizer) {
+  FdStats st;
+  for (std::uint64_t seed : {41, 42}) {
+    Problem pr = random_problem(seed, seed == 41 ? std::vector<Index>{6} : std::vector<Index>{5, 4},
+                                3, 40.0);
+    pr.activity.weight = 0.5;
+    pr.activity.target_hz = 20;
+    check_problem(pr, seed, 5, st, 20);
+  }
+  std::printf(
+      "  activity regularizer: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
+      st.checked, st.skipped, st.worst, st.worst_name.c_str());
   EXPECT_GT(st.checked, 100);
 }
 

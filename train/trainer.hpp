@@ -42,6 +42,7 @@ struct TrainConfig {
   std::uint64_t seed = 1;
   int threads = 0;  // <= 0: all cores
   bool train_time_constants = false;
+  ActivityRegularizer activity;  // added to the loss if weight > 0
 };
 
 struct BatchStats {
@@ -180,8 +181,11 @@ class Trainer {
     if (with_gradient) opt.tape = &tape;
     const SimResult<Scalar> fwd = simulate(net, s.input, opt);
     const LossResult<Scalar> loss = evaluate_loss(cfg_.loss, fwd.readouts, s.targets);
+    const ActivityTerm<Scalar> act = with_gradient
+                                         ? activity_term(net, tape, s.end_time, cfg_.activity)
+                                         : ActivityTerm<Scalar>{};
     Outcome o;
-    o.stats.loss = static_cast<double>(loss.loss);
+    o.stats.loss = static_cast<double>(loss.loss + act.value);
     o.stats.correct = loss.correct;
     o.stats.total = loss.total;
     o.stats.steps = fwd.events_processed;
@@ -192,7 +196,7 @@ class Trainer {
     if (with_gradient) {
       Gradient<Scalar> g = zero_gradient(net, s.input.size());
       const auto d_o = readout_backward(net, fwd, loss.dlogits, g);
-      o.report = continuous_egru_backward(net, tape, fwd, d_o, g);
+      o.report = continuous_egru_backward(net, tape, fwd, d_o, g, &act);
       o.stats.skipped_samples = o.report.ok() ? 0 : 1;
       o.stats.grazing = o.report.grazing_crossings;
       o.stats.simultaneous = o.report.simultaneous_crossings;
