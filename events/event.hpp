@@ -37,8 +37,8 @@ struct Event {
   Index index = 0;
   Scalar value = 0;
   Scalar aux = 0;
-  std::uint64_t seq = 0;      // insertion order: the last tie-breaker, for exact duplicates
-  std::int64_t source = -1;   // for a release: the tape item it releases (adjoint runs only)
+  std::uint64_t seq = 0;     // insertion order: the last tie-breaker, for exact duplicates
+  std::int64_t source = -1;  // for a release: the tape item it releases (adjoint runs only)
 };
 
 // The total order of events: (time, kind, layer, index, seq). Every source of events (input
