@@ -13,6 +13,7 @@
 #include "events/synthetic_input.hpp"
 #include "io/event_csv.hpp"
 #include "io/network_config.hpp"
+#include "io/trace_file.hpp"
 #include "sim/batch_runner.hpp"
 
 namespace {
@@ -28,11 +29,15 @@ usage:
       The main job on a built-in default: a two-layer continuous-time EGRU (32 input channels,
       64 and 32 units, box kernel) driven by a synthetic sweeping event stream, S samples
       (default 8) simulated in parallel; prints events per layer, activity, wall time, events/s.
-  egret simulate --config NET.json --input EVENTS.csv [--trace OUT.csv] [--end-time MS]
+  egret simulate --config NET.json --input EVENTS.csv [--trace OUT.h5|OUT.csv] [--end-time MS]
       Simulate one input stream (lines `t_ms,channel[,value]`) through the configured network;
-      print a summary and, with --trace, write every emitted event as time_ms,layer,unit,value.
+      print a summary and, with --trace, write every emitted event: HDF5 with SONATA spikes,
+      values, metrics, snapshots and provenance (.h5, streamed while the run goes on), or CSV
+      lines time_ms,layer,unit,value (.csv).
+  egret inspect TRACE.h5
+      Summary of a trace file per layer: events, rate, activity, time span, MACs.
   egret train --config TRAIN.json [--out DIR] [--epochs N] [--threads T]
-  egret train --resume DIR/checkpoint.json [--out DIR] [--epochs N]
+  egret train --resume DIR/checkpoint.h5 [--out DIR] [--epochs N]
       Train a continuous-time EGRU with exact event-based gradients on a built-in task
       (examples/delay_copy.json); prints progress, writes a checkpoint, the training log and
       the data for the figure (scripts/plot_delay_copy.py).
@@ -42,6 +47,7 @@ usage:
 
 struct Args {
   std::string command;
+  std::vector<std::string> positional;  // arguments after the command that are not options
   std::map<std::string, std::string> options;
 };
 
@@ -51,6 +57,10 @@ Args parse_args(int argc, char** argv, const std::vector<std::string>& known_opt
   if (i < argc && argv[i][0] != '-') a.command = argv[i++];
   for (; i < argc; ++i) {
     const std::string key = argv[i];
+    if (key.rfind("--", 0) != 0) {
+      a.positional.push_back(key);
+      continue;
+    }
     bool known = false;
     for (const auto& k : known_options) known = known || key == k;
     if (!known) throw std::invalid_argument("unknown option '" + key + "' (see egret --help)");
@@ -158,16 +168,36 @@ int run_demo(const Args& args) {
   return 0;
 }
 
-int run_simulate(const Args& args) {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int run_simulate(const Args& args, const std::string& command_line) {
   if (!args.options.count("--config")) throw std::invalid_argument("simulate needs --config FILE");
   if (!args.options.count("--input")) throw std::invalid_argument("simulate needs --input FILE");
-  egret::NetworkConfig cfg = egret::load_network_config(args.options.at("--config"));
+  const std::string config_path = args.options.at("--config");
+  const std::string config_text = egret::read_text_file(config_path, "configuration file");
+  egret::NetworkConfig cfg = egret::parse_network_config(config_text, config_path);
   if (args.options.count("--end-time"))
     cfg.end_time = parse_time(args.options.at("--end-time"), "--end-time");
   auto net = egret::build_network<double>(cfg);
   const auto input = egret::read_input_events_csv(args.options.at("--input"), cfg.input_channels);
+  const std::string trace_path = args.options.count("--trace") ? args.options.at("--trace") : "";
+  const bool hdf5 = ends_with(trace_path, ".h5") || ends_with(trace_path, ".hdf5");
+  if (!trace_path.empty() && !hdf5 && !ends_with(trace_path, ".csv"))
+    throw std::invalid_argument("--trace must end in .h5 / .hdf5 (HDF5) or .csv, got '" +
+                                trace_path + "'");
+  auto options = egret::sim_options<double>(cfg);
+  std::unique_ptr<egret::TraceFileWriter> writer;
+  if (hdf5) {  // streamed to disk while the run goes on: memory stays bounded
+    writer = std::make_unique<egret::TraceFileWriter>(trace_path, egret::trace_layers(net));
+    writer->set_provenance({config_text, static_cast<std::int64_t>(cfg.seed), command_line});
+    writer->begin_sample(-1);
+    options.sink = writer.get();
+    options.record_trace = false;
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  auto result = egret::simulate(net, input, egret::sim_options<double>(cfg));
+  auto result = egret::simulate(net, input, options);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   print_summary(net, {result}, wall);
   for (const auto& r : result.readouts) {
@@ -179,11 +209,49 @@ int run_simulate(const Args& args) {
     }
     std::printf("\n");
   }
-  if (args.options.count("--trace")) {
-    egret::write_trace_csv(args.options.at("--trace"), result.trace);
-    std::printf("trace: %zu events written to %s\n", result.trace.size(),
-                args.options.at("--trace").c_str());
+  if (writer) {
+    writer->end_sample(result);
+    writer->write_snapshots(result.snapshots);
+    const auto n = writer->events_written();
+    writer->finish();
+    std::printf("trace: %llu events written to %s (HDF5, SONATA spikes)\n",
+                static_cast<unsigned long long>(n), trace_path.c_str());
+  } else if (!trace_path.empty()) {
+    egret::write_trace_csv(trace_path, result.trace);
+    std::printf("trace: %zu events written to %s\n", result.trace.size(), trace_path.c_str());
   }
+  return 0;
+}
+
+int run_inspect(const Args& args) {
+  if (args.positional.empty()) throw std::invalid_argument("inspect needs a trace file: egret inspect FILE");
+  const std::string path = args.positional.front();
+  const egret::TraceData d = egret::read_trace_file(path);
+  double total = 0;
+  for (double v : d.sample_duration) total += v;
+  std::printf("%s: egret trace, %zu layer(s), %zu sample(s), %.3f ms in all\n", path.c_str(),
+              d.layers.size(), d.sample_start.size(), total);
+  std::printf("%-8s %-16s %6s %10s %14s %10s %22s %9s\n", "layer", "type", "units", "events",
+              "events/unit/s", "sparsity", "time span [ms]", "sorting");
+  for (const auto& L : d.layers) {
+    char span[64] = "-";
+    if (!L.timestamps.empty())
+      std::snprintf(span, sizeof span, "%.3f .. %.3f", L.timestamps.front(), L.timestamps.back());
+    const double sp = L.metrics.at("activity_sparsity");
+    char sparsity[32] = "-";
+    if (!std::isnan(sp)) std::snprintf(sparsity, sizeof sparsity, "%.4f", sp);
+    std::printf("%-8s %-16s %6.0f %10zu %14.2f %10s %22s %9s\n", L.name.c_str(), L.type.c_str(),
+                L.metrics.at("units"), L.timestamps.size(), L.metrics.at("events_per_unit_per_s"),
+                sparsity, span, L.sorting.c_str());
+    std::printf("         effective MACs %.4g, dense MACs %.4g (ratio %.3g)\n",
+                L.metrics.at("effective_macs"), L.metrics.at("dense_macs"),
+                L.metrics.at("dense_macs") > 0 ? L.metrics.at("effective_macs") / L.metrics.at("dense_macs") : 0.0);
+  }
+  if (!d.snapshot_times.empty()) std::printf("snapshots: %zu\n", d.snapshot_times.size());
+  std::printf("written by egret %s (git %s) at %s, seed %s\ncommand: %s\n",
+              d.provenance.at("egret_version").c_str(), d.provenance.at("git_revision").c_str(),
+              d.provenance.at("utc_time").c_str(), d.provenance.at("seed").c_str(),
+              d.provenance.at("command_line").c_str());
   return 0;
 }
 
@@ -224,7 +292,13 @@ int main(int argc, char** argv) {
                                  {"--samples", "--threads", "--end-time", "--config", "--input",
                                   "--trace", "--out", "--epochs", "--resume"});
     if (args.command.empty() || args.command == "demo") return run_demo(args);
-    if (args.command == "simulate") return run_simulate(args);
+    if (!args.positional.empty() && args.command != "inspect")
+      throw std::invalid_argument("unexpected argument '" + args.positional.front() +
+                                  "' (see egret --help)");
+    std::string command_line;
+    for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+    if (args.command == "simulate") return run_simulate(args, command_line);
+    if (args.command == "inspect") return run_inspect(args);
     if (args.command == "train") return egret::cli::run_train(args.options);
     throw std::invalid_argument("unknown command '" + args.command + "' (see egret --help)");
   } catch (const std::exception& e) {

@@ -137,7 +137,8 @@ int run_train(const Options& options) {
     c.adam_v = trainer.optimizer().second_moment();
     c.optimizer_steps = trainer.optimizer().steps();
     c.rng_state = rng_to_string(trainer.rng());
-    write_checkpoint(cfg.out_dir + "/checkpoint.json", c);
+    const Network<double> trained_net = trainer.network();
+    write_checkpoint(cfg.out_dir + "/checkpoint.h5", c, &trained_net);
   };
   BatchStats test_stats = trainer.evaluate(test);
   int epoch = first_epoch - 1;
@@ -185,7 +186,7 @@ int run_train(const Options& options) {
   write_figure_data(cfg.out_dir, trainer.network(), test, cfg.delay_copy);
   std::printf("final held-out bitwise accuracy: %.1f%% (%d of %d bits)\n",
               100 * test_stats.accuracy(), test_stats.correct, test_stats.total);
-  std::printf("wrote %s/checkpoint.json, training_log.csv, figure_*.csv\n", cfg.out_dir.c_str());
+  std::printf("wrote %s/checkpoint.h5, training_log.csv, figure_*.csv\n", cfg.out_dir.c_str());
   return 0;
 }
 

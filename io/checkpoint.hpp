@@ -1,10 +1,20 @@
-// Training checkpoints (JSON for now): the trainable values, the optimizer's state, the RNG
-// state, the epoch and the configuration they belong to. Written atomically.
+// Training checkpoints in HDF5: the trainable values (flat, in training coordinates, for an exact
+// resume), the optimizer's state, the RNG state, the epoch, the configuration they belong to,
+// and the network's parameters by name in natural coordinates (for analysis). Written under a
+// temporary name and renamed.
+//
+//   /            attrs egret_format = "egret-checkpoint", egret_format_version = 1,
+//                epoch, optimizer_steps, configuration, rng_state
+//   /training/values, /training/adam_m, /training/adam_v     float64 [P]
+//   /parameters/layer<l>/{U_u, ..., V_z} [N, D|N], {b_u, b_r, b_z, theta} [N],
+//                attrs tau_m, tau_o; /parameters/readout/{W_o [C, N], b_o [C]}
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "sim/network.hpp"
 
 namespace egret {
 
@@ -17,7 +27,9 @@ struct Checkpoint {
   std::string rng_state;  // std::mt19937_64 state as text
 };
 
-void write_checkpoint(const std::string& path, const Checkpoint& c);
+// `net` (optional) adds the named parameters.
+void write_checkpoint(const std::string& path, const Checkpoint& c,
+                      const Network<double>* net = nullptr);
 Checkpoint read_checkpoint(const std::string& path);
 
 }  // namespace egret

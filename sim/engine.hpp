@@ -32,6 +32,7 @@ struct SimOptions {
   std::vector<Scalar> snapshot_times;  // record every layer's state
   bool record_trace = true;            // keep every emitted event in the result
   Tape<Scalar>* tape = nullptr;        // if set, record what the exact backward pass needs
+  TraceSink<Scalar>* sink = nullptr;   // if set, receives every emitted event as it happens
 };
 
 template <class Scalar>
@@ -126,6 +127,7 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
     for (const auto& e : out) {
       traces[l].add(e.unit, e.value, t);
       if (options.record_trace) result.trace.push_back({t, l, e.unit, e.value});
+      if (options.sink) options.sink->on_event({t, l, e.unit, e.value});
     }
     if (l + 1 < n_layers) {
       auto& next = net.layer(l + 1);

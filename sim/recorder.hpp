@@ -20,6 +20,14 @@ struct TraceEvent {
   }
 };
 
+// Receives every emitted event while a run goes on (e.g. a trace file writer streaming to disk).
+template <class Scalar>
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+  virtual void on_event(const TraceEvent<Scalar>& event) = 0;
+};
+
 struct LayerCounts {
   Index units = 0;
   std::uint64_t events = 0;           // events the layer's units emitted

@@ -9,7 +9,7 @@ trap 'rm -rf "$out"' EXIT
 "$egret" train --config "$root/examples/delay_copy.json" --out "$out" > "$out/train.txt"
 cat "$out/train.txt" | tail -4
 grep -q "final held-out bitwise accuracy: 100.0%" "$out/train.txt"
-for f in checkpoint.json training_log.csv figure_states.csv figure_events.csv figure_inputs.csv \
+for f in checkpoint.h5 training_log.csv figure_states.csv figure_events.csv figure_inputs.csv \
          figure_trials.csv; do
   test -s "$out/$f" || { echo "missing $f"; exit 1; }
 done
@@ -17,7 +17,7 @@ done
 test -s "$out/delay_copy.png"
 # Resuming from the final checkpoint with more epochs continues from there.
 last=$(tail -n 1 "$out/training_log.csv" | cut -d, -f1)
-"$egret" train --resume "$out/checkpoint.json" --out "$out/resumed" --epochs $((last + 3)) \
+"$egret" train --resume "$out/checkpoint.h5" --out "$out/resumed" --epochs $((last + 3)) \
   > "$out/resume.txt"
 grep -q "^epoch *$((last + 1)) " "$out/resume.txt"
 grep -q "final held-out bitwise accuracy" "$out/resume.txt"

@@ -197,7 +197,7 @@ TEST(Training, ResumedRunEqualsUninterruptedRun) {
   std::ostringstream rs;
   rs << first.rng();
   c.rng_state = rs.str();
-  const std::string path = ::testing::TempDir() + "/egret_ckpt.json";
+  const std::string path = ::testing::TempDir() + "/egret_ckpt.h5";
   egret::write_checkpoint(path, c);
   const egret::Checkpoint back = egret::read_checkpoint(path);
 

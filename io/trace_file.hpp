@@ -1,0 +1,118 @@
+// Event traces in HDF5, SONATA-compatible (DESIGN section 6; docs/formats.md).
+//
+//   /                       attrs magic = 0x0A7A (uint32), version = [0, 1] (2 x uint32),
+//                           egret_format = "egret-trace", egret_format_version = 1
+//   /spikes/<layer>/timestamps   float64 [events], attr units = "ms"
+//   /spikes/<layer>/node_ids     uint64  [events]
+//   /spikes/<layer>              attr sorting: enum over uint8 {none=0, by_id=1, by_time=2}
+//   /egret/events/<layer>/values float64 [events]   graded event values (y = theta, or c)
+//   /egret/samples/start_time, duration (float64 [S]), label (int64 [S]),
+//                 offsets/<layer> (uint64 [S+1]: sample s is events offsets[s]..offsets[s+1])
+//   /egret/metrics/<layer>       attrs: type, units, events, inputs_received, releases,
+//                                internal_steps, events_per_unit_per_s, activity_sparsity,
+//                                effective_macs, dense_macs
+//   /egret/snapshots/time        float64 [K];  /egret/snapshots/<layer>/<variable> [K, N]
+//   /egret/provenance            attrs: egret_version, git_revision, configuration, seed,
+//                                command_line, utc_time
+//
+// Samples are laid end to end on the file's timeline (sample s starts where s - 1 ended), so the
+// timestamps of every layer are sorted by time across the whole file. Events are buffered per
+// layer and appended in chunks (shuffle + deflate) while the simulation runs: memory stays
+// bounded whatever the number of events. The file is written under a temporary name and renamed
+// by finish(); a writer destroyed before finish() removes its temporary file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/hdf5.hpp"
+#include "sim/network.hpp"
+#include "sim/recorder.hpp"
+
+namespace egret {
+
+inline constexpr std::uint32_t kSonataMagic = 0x0A7A;
+inline constexpr std::int64_t kTraceFormatVersion = 1;
+
+struct Provenance {
+  std::string configuration;  // the configuration text (JSON) that produced the run
+  std::int64_t seed = 0;
+  std::string command_line;
+};
+
+struct TraceLayerInfo {
+  std::string name;  // "layer0", ...
+  std::string type;  // continuous_egru, discrete_egru
+  Index units = 0;
+  Index inputs = 0;
+};
+
+std::vector<TraceLayerInfo> trace_layers(const Network<double>& net);
+
+class TraceFileWriter final : public TraceSink<double> {
+ public:
+  TraceFileWriter(const std::string& path, std::vector<TraceLayerInfo> layers,
+                  std::size_t buffer_events = 65536);
+  ~TraceFileWriter() override;
+  TraceFileWriter(const TraceFileWriter&) = delete;
+  TraceFileWriter& operator=(const TraceFileWriter&) = delete;
+
+  // Events between begin_sample and end_sample belong to one sample; their times are relative
+  // to the sample's start.
+  void begin_sample(std::int64_t label = -1);
+  void on_event(const TraceEvent<double>& e) override;
+  void end_sample(const SimResult<double>& result);
+
+  // Snapshots of one sample (times relative to the first sample's start).
+  void write_snapshots(const std::vector<SnapshotRecord<double>>& snapshots);
+  void set_provenance(const Provenance& p) { provenance_ = p; }
+  // Writes the tables, closes the file and renames it into place.
+  void finish();
+
+  std::uint64_t events_written() const;
+
+ private:
+  struct LayerStream;
+  void flush(LayerStream& s);
+
+  std::string path_, tmp_path_;
+  std::vector<TraceLayerInfo> layers_;
+  std::size_t buffer_events_;
+  h5::Id file_;
+  std::vector<std::unique_ptr<LayerStream>> streams_;
+  double sample_start_ = 0;
+  bool in_sample_ = false;
+  std::vector<double> starts_, durations_;
+  std::vector<std::int64_t> labels_;
+  std::vector<LayerCounts> totals_;
+  double total_time_ = 0;
+  Provenance provenance_;
+  bool finished_ = false;
+};
+
+// Everything a trace file holds, read back (checked: an egret trace of a supported version with
+// every required dataset).
+struct TraceData {
+  struct Layer {
+    std::string name;
+    std::string sorting;  // none, by_id, by_time
+    std::vector<double> timestamps;
+    std::vector<std::uint64_t> node_ids;
+    std::vector<double> values;
+    std::vector<std::uint64_t> sample_offsets;
+    std::map<std::string, double> metrics;
+    std::string type;
+  };
+  std::vector<Layer> layers;
+  std::vector<double> sample_start, sample_duration;
+  std::vector<std::int64_t> sample_label;
+  std::map<std::string, std::string> provenance;
+  std::vector<double> snapshot_times;
+};
+
+TraceData read_trace_file(const std::string& path);
+
+}  // namespace egret
