@@ -210,7 +210,9 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
   if (H5Tis_variable_str(type.get()) > 0) {
     Id mem = check(H5Tcopy(H5T_C_S1), "H5Tcopy");
     H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
     char* s = nullptr;
+    QuietErrors quiet;
     check_status(H5Aread(attr.get(), mem.get(), &s), where + ": cannot read attribute " + name);
     std::string out = s ? s : "";
     H5free_memory(s);
@@ -218,6 +220,7 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
   }
   const std::size_t size = H5Tget_size(type.get());
   std::string buf(size, '\0');
+  QuietErrors quiet;
   check_status(H5Aread(attr.get(), type.get(), buf.data()), where + ": cannot read attribute " + name);
   const auto end = buf.find('\0');
   return end == std::string::npos ? buf : buf.substr(0, end);
