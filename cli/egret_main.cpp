@@ -299,7 +299,11 @@ int main(int argc, char** argv) {
     for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
     if (args.command == "simulate") return run_simulate(args, command_line);
     if (args.command == "inspect") return run_inspect(args);
-    if (args.command == "train") return egret::cli::run_train(args.options);
+    if (args.command == "train") {
+      auto options = args.options;
+      options["command_line"] = command_line;
+      return egret::cli::run_train(options);
+    }
     throw std::invalid_argument("unknown command '" + args.command + "' (see egret --help)");
   } catch (const std::exception& e) {
     std::cerr << "egret: error: " << e.what() << "\n";

@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "io/checkpoint.hpp"
 #include "io/event_csv.hpp"
+#include "io/trace_file.hpp"
 #include "io/train_config.hpp"
 
 namespace egret::cli {
@@ -75,6 +76,30 @@ void write_figure_data(const std::string& dir, const Network<double>& trained,
   write_file_atomically(dir + "/figure_events.csv", events.str());
   write_file_atomically(dir + "/figure_inputs.csv", inputs.str());
   write_file_atomically(dir + "/figure_trials.csv", trials.str());
+}
+
+// The held-out trials through the trained network, as one HDF5 trace (one sample per trial,
+// labelled with the trial's pattern).
+void write_test_trace(const std::string& path, const Network<double>& trained,
+                      const std::vector<Sample<double>>& test, const std::string& config_text,
+                      std::uint64_t seed, const std::string& command_line) {
+  TraceFileWriter writer(path, trace_layers(trained));
+  writer.set_provenance({config_text, static_cast<std::int64_t>(seed), command_line});
+  Network<double> net = trained.clone();
+  for (const auto& s : test) {
+    std::int64_t pattern = 0;
+    const auto& bits = s.targets.values.back();
+    for (std::size_t b = 0; b < bits.size(); ++b)
+      if (bits[b] > 0.5) pattern |= std::int64_t{1} << b;
+    writer.begin_sample(pattern);
+    SimOptions<double> opt;
+    opt.end_time = s.end_time;
+    opt.readout_windows = s.readout_windows;
+    opt.record_trace = false;
+    opt.sink = &writer;
+    writer.end_sample(simulate(net, s.input, opt));
+  }
+  writer.finish();
 }
 
 }  // namespace
@@ -184,9 +209,12 @@ int run_train(const Options& options) {
   save(last_epoch);
   write_file_atomically(cfg.out_dir + "/training_log.csv", log.str());
   write_figure_data(cfg.out_dir, trainer.network(), test, cfg.delay_copy);
+  write_test_trace(cfg.out_dir + "/trace.h5", trainer.network(), test, config_text,
+                   cfg.training.seed, options.count("command_line") ? options.at("command_line") : "");
   std::printf("final held-out bitwise accuracy: %.1f%% (%d of %d bits)\n",
               100 * test_stats.accuracy(), test_stats.correct, test_stats.total);
-  std::printf("wrote %s/checkpoint.h5, training_log.csv, figure_*.csv\n", cfg.out_dir.c_str());
+  std::printf("wrote %s/checkpoint.h5, trace.h5 (held-out trials), training_log.csv, figure_*.csv\n",
+              cfg.out_dir.c_str());
   return 0;
 }
 
