@@ -169,7 +169,8 @@ int run_demo(const Args& args) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 int run_simulate(const Args& args, const std::string& command_line) {
@@ -224,7 +225,8 @@ int run_simulate(const Args& args, const std::string& command_line) {
 }
 
 int run_inspect(const Args& args) {
-  if (args.positional.empty()) throw std::invalid_argument("inspect needs a trace file: egret inspect FILE");
+  if (args.positional.empty())
+    throw std::invalid_argument("inspect needs a trace file: egret inspect FILE");
   const std::string path = args.positional.front();
   const egret::TraceData d = egret::read_trace_file(path);
   double total = 0;
@@ -245,7 +247,9 @@ int run_inspect(const Args& args) {
                 sparsity, span, L.sorting.c_str());
     std::printf("         effective MACs %.4g, dense MACs %.4g (ratio %.3g)\n",
                 L.metrics.at("effective_macs"), L.metrics.at("dense_macs"),
-                L.metrics.at("dense_macs") > 0 ? L.metrics.at("effective_macs") / L.metrics.at("dense_macs") : 0.0);
+                L.metrics.at("dense_macs") > 0
+                    ? L.metrics.at("effective_macs") / L.metrics.at("dense_macs")
+                    : 0.0);
   }
   if (!d.snapshot_times.empty()) std::printf("snapshots: %zu\n", d.snapshot_times.size());
   std::printf("written by egret %s (git %s) at %s, seed %s\ncommand: %s\n",

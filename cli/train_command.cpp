@@ -210,11 +210,13 @@ int run_train(const Options& options) {
   write_file_atomically(cfg.out_dir + "/training_log.csv", log.str());
   write_figure_data(cfg.out_dir, trainer.network(), test, cfg.delay_copy);
   write_test_trace(cfg.out_dir + "/trace.h5", trainer.network(), test, config_text,
-                   cfg.training.seed, options.count("command_line") ? options.at("command_line") : "");
+                   cfg.training.seed,
+                   options.count("command_line") ? options.at("command_line") : "");
   std::printf("final held-out bitwise accuracy: %.1f%% (%d of %d bits)\n",
               100 * test_stats.accuracy(), test_stats.correct, test_stats.total);
-  std::printf("wrote %s/checkpoint.h5, trace.h5 (held-out trials), training_log.csv, figure_*.csv\n",
-              cfg.out_dir.c_str());
+  std::printf(
+      "wrote %s/checkpoint.h5, trace.h5 (held-out trials), training_log.csv, figure_*.csv\n",
+      cfg.out_dir.c_str());
   return 0;
 }
 

@@ -5,7 +5,9 @@
 namespace egret::h5 {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error(what);
+}
 
 Id check(hid_t id, const std::string& what) {
   if (id < 0) fail(what);
@@ -43,8 +45,8 @@ void write_1d(hid_t parent, const std::string& name, const std::vector<T>& v, hi
   const hsize_t dims[1] = {static_cast<hsize_t>(v.size())};
   Id space = check(H5Screate_simple(1, dims, nullptr), "H5Screate_simple");
   Id plist = compressed_plist(v.size());
-  Id dset = check(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT,
-                             plist.get(), H5P_DEFAULT),
+  Id dset = check(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, plist.get(),
+                             H5P_DEFAULT),
                   "cannot create dataset " + object_name(parent) + "/" + name);
   if (!v.empty())
     check_status(H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
@@ -113,7 +115,9 @@ QuietErrors::QuietErrors() {
   H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
-QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+QuietErrors::~QuietErrors() {
+  H5Eset_auto2(H5E_DEFAULT, func_, data_);
+}
 
 Id create_file(const std::string& path) {
   QuietErrors quiet;
@@ -149,7 +153,8 @@ bool exists(hid_t parent, const std::string& name) {
   std::size_t start = 0;
   while (start <= name.size()) {
     const std::size_t slash = name.find('/', start);
-    const std::string part = name.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    const std::string part =
+        name.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
     if (!part.empty()) {
       path += (path.empty() ? "" : "/") + part;
       if (H5Lexists(parent, path.c_str(), H5P_DEFAULT) <= 0) return false;
@@ -174,26 +179,26 @@ void write_attribute(hid_t obj, const std::string& name, const std::string& valu
 
 void write_attribute(hid_t obj, const std::string& name, double value) {
   Id space = check(H5Screate(H5S_SCALAR), "H5Screate");
-  Id attr = check(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
-                             H5P_DEFAULT),
-                  "cannot create attribute " + name);
+  Id attr =
+      check(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+            "cannot create attribute " + name);
   check_status(H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, &value), "cannot write attribute " + name);
 }
 
 void write_attribute(hid_t obj, const std::string& name, std::int64_t value) {
   Id space = check(H5Screate(H5S_SCALAR), "H5Screate");
-  Id attr = check(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT,
-                             H5P_DEFAULT),
-                  "cannot create attribute " + name);
+  Id attr =
+      check(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+            "cannot create attribute " + name);
   check_status(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), "cannot write attribute " + name);
 }
 
 void write_attribute(hid_t obj, const std::string& name, const std::vector<std::uint32_t>& value) {
   const hsize_t dims[1] = {static_cast<hsize_t>(value.size())};
   Id space = check(H5Screate_simple(1, dims, nullptr), "H5Screate_simple");
-  Id attr = check(H5Acreate2(obj, name.c_str(), H5T_STD_U32LE, space.get(), H5P_DEFAULT,
-                             H5P_DEFAULT),
-                  "cannot create attribute " + name);
+  Id attr =
+      check(H5Acreate2(obj, name.c_str(), H5T_STD_U32LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+            "cannot create attribute " + name);
   check_status(H5Awrite(attr.get(), H5T_NATIVE_UINT32, value.data()),
                "cannot write attribute " + name);
 }
@@ -206,7 +211,8 @@ bool has_attribute(hid_t obj, const std::string& name) {
 std::string read_string_attribute(hid_t obj, const std::string& name, const std::string& where) {
   Id attr = open_attribute(obj, name, where);
   Id type = check(H5Aget_type(attr.get()), where + ": " + name + ": no type");
-  if (H5Tget_class(type.get()) != H5T_STRING) fail(where + ": attribute '" + name + "' is not a string");
+  if (H5Tget_class(type.get()) != H5T_STRING)
+    fail(where + ": attribute '" + name + "' is not a string");
   if (H5Tis_variable_str(type.get()) > 0) {
     Id mem = check(H5Tcopy(H5T_C_S1), "H5Tcopy");
     H5Tset_size(mem.get(), H5T_VARIABLE);
@@ -221,7 +227,8 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
   const std::size_t size = H5Tget_size(type.get());
   std::string buf(size, '\0');
   QuietErrors quiet;
-  check_status(H5Aread(attr.get(), type.get(), buf.data()), where + ": cannot read attribute " + name);
+  check_status(H5Aread(attr.get(), type.get(), buf.data()),
+               where + ": cannot read attribute " + name);
   const auto end = buf.find('\0');
   return end == std::string::npos ? buf : buf.substr(0, end);
 }
@@ -229,14 +236,16 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
 double read_double_attribute(hid_t obj, const std::string& name, const std::string& where) {
   Id attr = open_attribute(obj, name, where);
   double v = 0;
-  check_status(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v), where + ": cannot read attribute " + name);
+  check_status(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v),
+               where + ": cannot read attribute " + name);
   return v;
 }
 
 std::int64_t read_int_attribute(hid_t obj, const std::string& name, const std::string& where) {
   Id attr = open_attribute(obj, name, where);
   std::int64_t v = 0;
-  check_status(H5Aread(attr.get(), H5T_NATIVE_INT64, &v), where + ": cannot read attribute " + name);
+  check_status(H5Aread(attr.get(), H5T_NATIVE_INT64, &v),
+               where + ": cannot read attribute " + name);
   return v;
 }
 
@@ -279,8 +288,9 @@ void write_matrix(hid_t parent, const std::string& name, const std::vector<doubl
                              plist.get(), H5P_DEFAULT),
                   "cannot create dataset " + name);
   if (!data.empty())
-    check_status(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()),
-                 "cannot write dataset " + name);
+    check_status(
+        H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()),
+        "cannot write dataset " + name);
 }
 
 std::vector<double> read_doubles(hid_t parent, const std::string& name, const std::string& where) {
@@ -330,11 +340,13 @@ void AppendableDataset::append(const void* data, std::size_t n) {
   check_status(H5Dset_extent(dset_.get(), new_size), "cannot extend dataset");
   Id file_space = check(H5Dget_space(dset_.get()), "H5Dget_space");
   const hsize_t start[1] = {static_cast<hsize_t>(size_)}, count[1] = {static_cast<hsize_t>(n)};
-  check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-               "H5Sselect_hyperslab");
+  check_status(
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+      "H5Sselect_hyperslab");
   Id mem_space = check(H5Screate_simple(1, count, nullptr), "H5Screate_simple");
-  check_status(H5Dwrite(dset_.get(), mem_type_, mem_space.get(), file_space.get(), H5P_DEFAULT, data),
-               "cannot append to dataset");
+  check_status(
+      H5Dwrite(dset_.get(), mem_type_, mem_space.get(), file_space.get(), H5P_DEFAULT, data),
+      "cannot append to dataset");
   size_ += n;
 }
 

@@ -39,7 +39,8 @@ void write_sorting(hid_t group, std::uint8_t value) {
 
 std::string read_sorting(hid_t group, const std::string& where) {
   h5::QuietErrors quiet;
-  if (H5Aexists(group, "sorting") <= 0) throw std::runtime_error(where + ": missing attribute 'sorting'");
+  if (H5Aexists(group, "sorting") <= 0)
+    throw std::runtime_error(where + ": missing attribute 'sorting'");
   h5::Id attr(H5Aopen(group, "sorting", H5P_DEFAULT));
   h5::Id type(H5Aget_type(attr.get()));
   if (H5Tget_class(type.get()) != H5T_ENUM || H5Tget_size(type.get()) != 1)
@@ -139,7 +140,8 @@ void TraceFileWriter::begin_sample(std::int64_t label) {
 void TraceFileWriter::on_event(const TraceEvent<double>& e) {
   if (e.layer < 0 || static_cast<std::size_t>(e.layer) >= streams_.size())
     throw std::invalid_argument(path_ + ": event of layer " + std::to_string(e.layer) +
-                                " but the trace has " + std::to_string(streams_.size()) + " layers");
+                                " but the trace has " + std::to_string(streams_.size()) +
+                                " layers");
   LayerStream& s = *streams_[static_cast<std::size_t>(e.layer)];
   s.t_buf.push_back(sample_start_ + e.time);
   s.id_buf.push_back(static_cast<std::uint64_t>(e.unit));
@@ -233,8 +235,9 @@ void TraceFileWriter::finish() {
     h5::write_attribute(m.get(), "inputs_received", static_cast<std::int64_t>(t.inputs_received));
     h5::write_attribute(m.get(), "releases", static_cast<std::int64_t>(t.releases));
     h5::write_attribute(m.get(), "internal_steps", static_cast<std::int64_t>(t.internal_steps));
-    h5::write_attribute(m.get(), "events_per_unit_per_s",
-                        total_time_ > 0 ? static_cast<double>(t.events) / (n * total_time_ * 1e-3) : 0.0);
+    h5::write_attribute(
+        m.get(), "events_per_unit_per_s",
+        total_time_ > 0 ? static_cast<double>(t.events) / (n * total_time_ * 1e-3) : 0.0);
     // Activity sparsity is defined for clocked layers (unit-steps); NaN for continuous ones.
     const double steps = static_cast<double>(t.internal_steps) * n;
     h5::write_attribute(m.get(), "activity_sparsity",
@@ -242,8 +245,9 @@ void TraceFileWriter::finish() {
                                                : std::numeric_limits<double>::quiet_NaN());
     // Multiply-accumulates: every event reaching a layer adds one dense column per gate (3 N);
     // the dense reference computes 3 N (D + N) per step (per tick, or per ms in continuous time).
-    const double touched = t.clocked ? static_cast<double>(t.inputs_received + t.events)
-                                     : static_cast<double>(t.inputs_received + t.releases + t.events);
+    const double touched = t.clocked
+                               ? static_cast<double>(t.inputs_received + t.events)
+                               : static_cast<double>(t.inputs_received + t.releases + t.events);
     h5::write_attribute(m.get(), "effective_macs", 3.0 * n * touched);
     const double dense_steps = t.clocked ? static_cast<double>(t.internal_steps) : total_time_;
     h5::write_attribute(m.get(), "dense_macs", 3.0 * n * (d + n) * dense_steps);
@@ -278,7 +282,8 @@ TraceData read_trace_file(const std::string& path) {
   const std::int64_t version = h5::read_int_attribute(f, "egret_format_version", path);
   if (version != kTraceFormatVersion)
     throw std::runtime_error(path + ": unsupported egret trace version " + std::to_string(version) +
-                             " (this egret reads version " + std::to_string(kTraceFormatVersion) + ")");
+                             " (this egret reads version " + std::to_string(kTraceFormatVersion) +
+                             ")");
   TraceData d;
   h5::Id spikes = h5::open_group(f, "spikes", path);
   h5::Id samples = h5::open_group(f, "egret/samples", path);
@@ -313,13 +318,15 @@ TraceData read_trace_file(const std::string& path) {
     L.type = h5::read_string_attribute(m.get(), "type", mw);
     for (const char* k : {"units", "events", "inputs_received", "releases", "internal_steps"})
       L.metrics[k] = static_cast<double>(h5::read_int_attribute(m.get(), k, mw));
-    for (const char* k : {"events_per_unit_per_s", "activity_sparsity", "effective_macs", "dense_macs"})
+    for (const char* k :
+         {"events_per_unit_per_s", "activity_sparsity", "effective_macs", "dense_macs"})
       L.metrics[k] = h5::read_double_attribute(m.get(), k, mw);
     d.layers.push_back(std::move(L));
   }
   if (d.layers.empty()) throw std::runtime_error(path + ": /spikes holds no layer");
   h5::Id prov = h5::open_group(f, "egret/provenance", path);
-  for (const char* k : {"egret_version", "git_revision", "configuration", "command_line", "utc_time"})
+  for (const char* k :
+       {"egret_version", "git_revision", "configuration", "command_line", "utc_time"})
     d.provenance[k] = h5::read_string_attribute(prov.get(), k, path + ":/egret/provenance");
   d.provenance["seed"] = std::to_string(h5::read_int_attribute(prov.get(), "seed", path));
   if (h5::exists(f, "egret/snapshots/time")) {

@@ -10,9 +10,11 @@ PACKAGES=(
   libtbb-dev                           # parallel batches (oneTBB 2021)
   libboost-dev                         # Boost.Odeint (reference integrator, exp kernel), Math
   nlohmann-json3-dev                   # configuration files
+  libhdf5-dev                          # traces and checkpoints (HDF5 C API)
   libgtest-dev                         # C++ tests
   clang-format                         # style check in the test script
   python3 python3-numpy python3-matplotlib  # figures (scripts/plot_*.py, Debian's /usr/bin/python3)
+  python3-h5py python3-pytest          # Python-side tests of the HDF5 files
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: sets up, builds, runs the C++ tests (ctest), then builds and runs them
-# again under AddressSanitizer + UndefinedBehaviorSanitizer. `--quick` skips the sanitizer pass.
+# The whole test suite: sets up, builds, runs the C++ tests (ctest) and the Python tests
+# (pytest), then builds and runs the C++ tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer. `--quick` skips the sanitizer pass.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 quick=0
@@ -24,6 +25,9 @@ fi
 echo "== build (release) and C++ tests"
 bash "$root/scripts/build.sh" "$root/build"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+
+echo "== Python tests (pytest with Debian's /usr/bin/python3: the HDF5 files through h5py)"
+EGRET_BIN="$root/build/egret" /usr/bin/python3 -m pytest -q -p no:cacheprovider "$root/tests/python"
 
 if [ "$quick" -eq 0 ]; then
   echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer) and C++ tests"

@@ -108,7 +108,8 @@ TEST(TraceFile, BatchesAreLaidEndToEndWithTheirLabels) {
     egret::SimOptions<double> opt;
     opt.end_time = 50 + 10 * s;
     opt.sink = &writer;
-    const auto r = egret::simulate(net, egret::poisson_input<double>(4, 80.0, opt.end_time, 20 + s), opt);
+    const auto r =
+        egret::simulate(net, egret::poisson_input<double>(4, 80.0, opt.end_time, 20 + s), opt);
     writer.end_sample(r);
     std::size_t n0 = 0;
     for (const auto& e : r.trace) n0 += e.layer == 0;
@@ -145,8 +146,9 @@ TEST(TraceFile, UnfinishedWriterLeavesNoFile) {
 }
 
 TEST(TraceFile, BadFilesAreNamedErrors) {
-  EXPECT_NE(error_of([] { egret::read_trace_file(scratch("does_not_exist.h5")); })
-                .find("cannot open (missing or unreadable)"),
+  EXPECT_NE(error_of([] {
+              egret::read_trace_file(scratch("does_not_exist.h5"));
+            }).find("cannot open (missing or unreadable)"),
             std::string::npos);
   const std::string text = scratch("text.h5");
   std::ofstream(text) << "this is not HDF5\n";
@@ -183,8 +185,9 @@ TEST(TraceFile, BadFilesAreNamedErrors) {
     H5Adelete(f.get(), "egret_format_version");
     egret::h5::write_attribute(f.get(), "egret_format_version", std::int64_t{99});
   }
-  EXPECT_NE(error_of([&] { egret::read_trace_file(edited); }).find("unsupported egret trace version 99"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { egret::read_trace_file(edited); }).find("unsupported egret trace version 99"),
+      std::string::npos);
   fs::copy_file(good, edited, fs::copy_options::overwrite_existing);
   {
     egret::h5::Id f(H5Fopen(edited.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));

@@ -1,0 +1,126 @@
+"""egret's HDF5 traces opened with h5py, checked against the SONATA spike-file layout
+(DESIGN section 6) and egret's own additions; and the HDF5 checkpoints of `egret train`."""
+import json
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import run
+
+
+@pytest.fixture(scope="module")
+def trace(egret_bin, root, tmp_path_factory):
+    d = tmp_path_factory.mktemp("trace")
+    cfg = json.loads((root / "examples" / "two_layer.json").read_text())
+    cfg["simulation"]["snapshot_times"] = [50, 100, 150]
+    (d / "net.json").write_text(json.dumps(cfg))
+    out = d / "run.h5"
+    r = run([egret_bin, "simulate", "--config", d / "net.json", "--input",
+             root / "examples" / "events.csv", "--trace", out])
+    assert r.returncode == 0, r.stderr
+    n_written = int(r.stdout.split("trace: ")[1].split(" events")[0])
+    return out, cfg, n_written
+
+
+def test_root_attributes(trace):
+    path, _, _ = trace
+    with h5py.File(path, "r") as f:
+        assert f.attrs["magic"] == 0x0A7A
+        assert f.attrs["magic"].dtype == np.uint32
+        assert np.asarray(f.attrs["version"]).dtype == np.uint32
+        assert list(f.attrs["version"]) == [0, 1]
+        assert f.attrs["egret_format"] == "egret-trace"
+        assert f.attrs["egret_format_version"] == 1
+
+
+def test_sonata_spike_groups(trace):
+    path, cfg, n_written = trace
+    total = 0
+    with h5py.File(path, "r") as f:
+        assert sorted(f["spikes"].keys()) == [f"layer{i}" for i in range(len(cfg["layers"]))]
+        for i, layer in enumerate(cfg["layers"]):
+            g = f[f"spikes/layer{i}"]
+            ts, ids = g["timestamps"], g["node_ids"]
+            assert ts.dtype == np.float64
+            assert ids.dtype == np.uint64
+            assert ts.attrs["units"] == "ms"
+            assert ts.shape == ids.shape and ts.ndim == 1
+            # sorting: an HDF5 enum over uint8 with SONATA's names and values
+            sort_type = g.attrs.get_id("sorting").dtype
+            mapping = h5py.check_enum_dtype(sort_type)
+            assert mapping == {"none": 0, "by_id": 1, "by_time": 2}
+            assert sort_type == np.uint8
+            assert g.attrs["sorting"] == mapping["by_time"]
+            t = ts[()]
+            assert np.all(np.diff(t) >= 0), "timestamps not sorted by time although sorting = by_time"
+            assert np.all((ids[()] >= 0) & (ids[()] < layer["units"]))
+            assert t.size == 0 or (t[0] >= 0 and t[-1] <= cfg["simulation"]["end_time"])
+            # large tables are chunked and compressed
+            assert ts.chunks is not None and ts.compression == "gzip" and ts.shuffle
+            assert f[f"egret/events/layer{i}/values"].shape == ts.shape
+            total += ts.shape[0]
+    assert total == n_written
+
+
+def test_samples_metrics_snapshots_provenance(trace):
+    path, cfg, _ = trace
+    with h5py.File(path, "r") as f:
+        s = f["egret/samples"]
+        assert list(s["start_time"][()]) == [0.0]
+        assert list(s["duration"][()]) == [cfg["simulation"]["end_time"]]
+        for i in range(len(cfg["layers"])):
+            off = s[f"offsets/layer{i}"][()]
+            assert off[0] == 0 and off[-1] == f[f"spikes/layer{i}/timestamps"].shape[0]
+            m = f[f"egret/metrics/layer{i}"].attrs
+            assert m["events"] == f[f"spikes/layer{i}/timestamps"].shape[0]
+            assert m["units"] == cfg["layers"][i]["units"]
+            assert 0 < m["effective_macs"] <= m["dense_macs"]
+        assert f["egret/metrics/layer1"].attrs["type"] == "discrete_egru"
+        assert 0 <= f["egret/metrics/layer1"].attrs["activity_sparsity"] <= 1
+        assert list(f["egret/snapshots/time"][()]) == [50.0, 100.0, 150.0]
+        assert f["egret/snapshots/layer0/c"].shape == (3, cfg["layers"][0]["units"])
+        p = f["egret/provenance"].attrs
+        assert json.loads(p["configuration"])["seed"] == cfg["seed"]
+        assert p["seed"] == cfg["seed"]
+        assert "simulate" in p["command_line"]
+        assert p["utc_time"].endswith("Z")
+        assert p["egret_version"] and p["git_revision"]
+
+
+def test_inspect_summarises_and_rejects_foreign_files(egret_bin, trace, tmp_path):
+    path, _, _ = trace
+    r = run([egret_bin, "inspect", path])
+    assert r.returncode == 0, r.stderr
+    assert "layer0" in r.stdout and "by_time" in r.stdout
+    foreign = tmp_path / "foreign.h5"
+    with h5py.File(foreign, "w") as f:
+        f["x"] = np.arange(3)
+    r = run([egret_bin, "inspect", foreign])
+    assert r.returncode != 0 and "not an egret trace" in r.stderr
+    bad = tmp_path / "bad.h5"
+    bad.write_bytes(b"\x00" * 100)
+    r = run([egret_bin, "inspect", bad])
+    assert r.returncode != 0 and "not an HDF5 file" in r.stderr
+    r = run([egret_bin, "inspect", tmp_path / "missing.h5"])
+    assert r.returncode != 0 and "missing or unreadable" in r.stderr
+
+
+def test_train_writes_hdf5_checkpoint_and_trace(egret_bin, root, tmp_path):
+    r = run([egret_bin, "train", "--config", root / "examples" / "delay_copy.json", "--out",
+             tmp_path, "--epochs", "3"])
+    assert r.returncode == 0, r.stderr
+    with h5py.File(tmp_path / "checkpoint.h5", "r") as f:
+        assert f.attrs["egret_format"] == "egret-checkpoint"
+        assert f.attrs["epoch"] == 3
+        assert f.attrs["optimizer_steps"] == 3 * 4  # 64 trials / batch 16
+        n = f["training/values"].shape[0]
+        assert f["training/adam_m"].shape == (n,) and f["training/adam_v"].shape == (n,)
+        assert f["parameters/layer0/U_z"].shape == (2, 3)
+        assert f["parameters/readout/W_o"].shape == (2, 2)
+        assert json.loads(f.attrs["configuration"])["task"]["name"] == "delay_copy"
+        assert len(f.attrs["rng_state"]) > 100
+    with h5py.File(tmp_path / "trace.h5", "r") as f:
+        labels = f["egret/samples/label"][()]
+        assert labels.size == 64 and set(labels) == {0, 1, 2, 3}
+        assert np.all(np.diff(f["spikes/layer0/timestamps"][()]) >= 0)
