@@ -150,6 +150,7 @@ int run_train(const Options& options) {
       trainer.parameters().size(), cfg.training.optimizer.kind.c_str(),
       cfg.training.optimizer.learning_rate, cfg.training.batch_size, cfg.training.epochs);
   std::ostringstream log;
+  log.precision(17);
   log << "epoch,train_loss,train_accuracy,test_loss,test_accuracy,events_per_unit_per_s,"
          "events_per_s,grad_norm,skipped_samples,grazing,seconds\n";
   const auto t_start = std::chrono::steady_clock::now();

@@ -124,3 +124,33 @@ def test_train_writes_hdf5_checkpoint_and_trace(egret_bin, root, tmp_path):
         labels = f["egret/samples/label"][()]
         assert labels.size == 64 and set(labels) == {0, 1, 2, 3}
         assert np.all(np.diff(f["spikes/layer0/timestamps"][()]) >= 0)
+
+
+def read_log(path):
+    lines = path.read_text().splitlines()
+    header = lines[0].split(",")
+    return [dict(zip(header, line.split(","))) for line in lines[1:]]
+
+
+def test_cli_resume_gives_the_same_losses_as_an_uninterrupted_run(egret_bin, root, tmp_path):
+    cfg = root / "examples" / "delay_copy.json"
+    full, first, second = tmp_path / "full", tmp_path / "first", tmp_path / "second"
+    assert run([egret_bin, "train", "--config", cfg, "--out", full, "--epochs", "6"]).returncode == 0
+    assert run([egret_bin, "train", "--config", cfg, "--out", first, "--epochs", "3"]).returncode == 0
+    r = run([egret_bin, "train", "--resume", first / "checkpoint.h5", "--out", second, "--epochs", "6"])
+    assert r.returncode == 0, r.stderr
+    a, b = read_log(full / "training_log.csv"), read_log(second / "training_log.csv")
+    assert [row["epoch"] for row in b] == ["4", "5", "6"]
+    for key in ("train_loss", "train_accuracy", "test_loss", "test_accuracy"):
+        assert [row[key] for row in a[3:]] == [row[key] for row in b], key
+    with h5py.File(full / "checkpoint.h5", "r") as f, h5py.File(second / "checkpoint.h5", "r") as g:
+        assert np.array_equal(f["training/values"][()], g["training/values"][()])
+        assert np.array_equal(f["training/adam_v"][()], g["training/adam_v"][()])
+
+
+def test_resume_rejects_a_foreign_file(egret_bin, tmp_path):
+    bad = tmp_path / "x.h5"
+    with h5py.File(bad, "w") as f:
+        f.attrs["egret_format"] = "egret-trace"
+    r = run([egret_bin, "train", "--resume", bad])
+    assert r.returncode != 0 and "not an egret checkpoint" in r.stderr
