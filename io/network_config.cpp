@@ -7,61 +7,18 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/json_fields.hpp"
+
 namespace egret {
 namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& origin, const std::string& where,
-                       const std::string& what) {
-  throw std::invalid_argument(origin + ": " + where + ": " + what);
-}
-
-void reject_unknown_keys(const json& obj, const std::set<std::string>& known,
-                         const std::string& origin, const std::string& where) {
-  for (const auto& [key, value] : obj.items()) {
-    (void)value;
-    if (!known.count(key)) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      fail(origin, where, "unknown key '" + key + "' (known: " + list + ")");
-    }
-  }
-}
-
-// A number, or the strings "inf" / "infinity" where infinity is allowed.
-double get_number(const json& obj, const char* key, double fallback, const std::string& origin,
-                  const std::string& where, bool allow_inf = false) {
-  if (!obj.contains(key)) return fallback;
-  const json& v = obj.at(key);
-  if (v.is_number()) return v.get<double>();
-  if (allow_inf && v.is_string() && (v == "inf" || v == "infinity"))
-    return std::numeric_limits<double>::infinity();
-  fail(origin, where + "." + key,
-       std::string("expected a number") + (allow_inf ? " or \"inf\"" : "") + ", got " + v.dump());
-}
+using json_fields::fail;
 
 Index get_count(const json& obj, const char* key, Index fallback, const std::string& origin,
                 const std::string& where) {
-  if (!obj.contains(key)) return fallback;
-  const json& v = obj.at(key);
-  if (!v.is_number_integer() || v.get<long long>() < 0)
-    fail(origin, where + "." + key, "expected a non-negative integer, got " + v.dump());
-  return static_cast<Index>(v.get<long long>());
-}
-
-std::vector<double> get_times(const json& obj, const char* key, const std::string& origin,
-                              const std::string& where) {
-  std::vector<double> out;
-  if (!obj.contains(key)) return out;
-  const json& v = obj.at(key);
-  if (!v.is_array()) fail(origin, where + "." + key, "expected an array of times");
-  for (const auto& t : v) {
-    if (!t.is_number() || !std::isfinite(t.get<double>()))
-      fail(origin, where + "." + key, "expected finite numbers, got " + t.dump());
-    out.push_back(t.get<double>());
-  }
-  return out;
+  return static_cast<Index>(json_fields::integer(obj, key, fallback, 0, origin, where));
 }
 
 std::vector<ParamOverride> get_overrides(const json& obj, const std::string& origin,
@@ -115,7 +72,7 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   std::set<std::string> known = {"seed",    "input_channels", "layers", "readout_classes",
                                  "readout", "simulation"};
   known.insert(other_sections.begin(), other_sections.end());
-  reject_unknown_keys(root, known, origin, "top level");
+  json_fields::check_keys(root, known, origin, "top level");
   NetworkConfig cfg;
   cfg.seed = static_cast<std::uint64_t>(get_count(root, "seed", 1, origin, "top level"));
   cfg.input_channels = get_count(root, "input_channels", 0, origin, "top level");
@@ -128,10 +85,10 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
     const std::string where = "layers[" + std::to_string(i) + "]";
     const json& l = layers[i];
     if (!l.is_object()) fail(origin, where, "expected an object");
-    reject_unknown_keys(l,
-                        {"type", "units", "tau_m", "tau_o", "window_input", "window_recurrent",
-                         "dt", "threshold", "init", "params"},
-                        origin, where);
+    json_fields::check_keys(l,
+                            {"type", "units", "tau_m", "tau_o", "window_input", "window_recurrent",
+                             "dt", "threshold", "init", "params"},
+                            origin, where);
     LayerConfig lc;
     if (!l.contains("type") || !l["type"].is_string())
       fail(origin, where + ".type", "expected \"continuous_egru\" or \"discrete_egru\"");
@@ -141,24 +98,24 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
            "unknown layer type '" + lc.type + "' (known: continuous_egru, discrete_egru)");
     lc.units = get_count(l, "units", 0, origin, where);
     if (lc.units <= 0) fail(origin, where + ".units", "must be a positive integer");
-    lc.tau_m = get_number(l, "tau_m", lc.tau_m, origin, where);
-    lc.tau_o = get_number(l, "tau_o", lc.tau_o, origin, where);
-    lc.window_input = get_number(l, "window_input", lc.window_input, origin, where, true);
+    lc.tau_m = json_fields::number(l, "tau_m", lc.tau_m, origin, where);
+    lc.tau_o = json_fields::number(l, "tau_o", lc.tau_o, origin, where);
+    lc.window_input = json_fields::number(l, "window_input", lc.window_input, origin, where, true);
     lc.window_recurrent =
-        get_number(l, "window_recurrent", lc.window_recurrent, origin, where, true);
-    lc.dt = get_number(l, "dt", lc.dt, origin, where);
-    lc.threshold = get_number(l, "threshold", lc.threshold, origin, where);
+        json_fields::number(l, "window_recurrent", lc.window_recurrent, origin, where, true);
+    lc.dt = json_fields::number(l, "dt", lc.dt, origin, where);
+    lc.threshold = json_fields::number(l, "threshold", lc.threshold, origin, where);
     if (l.contains("init")) {
       const json& in = l["init"];
       const std::string w = where + ".init";
       if (!in.is_object()) fail(origin, w, "expected an object");
-      reject_unknown_keys(in, {"weight_scale", "bias_u", "bias_r", "bias_z", "bias_spread"}, origin,
-                          w);
-      lc.weight_scale = get_number(in, "weight_scale", lc.weight_scale, origin, w);
-      lc.bias_u = get_number(in, "bias_u", lc.bias_u, origin, w);
-      lc.bias_r = get_number(in, "bias_r", lc.bias_r, origin, w);
-      lc.bias_z = get_number(in, "bias_z", lc.bias_z, origin, w);
-      lc.bias_spread = get_number(in, "bias_spread", lc.bias_spread, origin, w);
+      json_fields::check_keys(in, {"weight_scale", "bias_u", "bias_r", "bias_z", "bias_spread"},
+                              origin, w);
+      lc.weight_scale = json_fields::number(in, "weight_scale", lc.weight_scale, origin, w);
+      lc.bias_u = json_fields::number(in, "bias_u", lc.bias_u, origin, w);
+      lc.bias_r = json_fields::number(in, "bias_r", lc.bias_r, origin, w);
+      lc.bias_z = json_fields::number(in, "bias_z", lc.bias_z, origin, w);
+      lc.bias_spread = json_fields::number(in, "bias_spread", lc.bias_spread, origin, w);
     }
     if (l.contains("params")) lc.params = get_overrides(l["params"], origin, where + ".params");
     cfg.layers.push_back(lc);
@@ -171,10 +128,11 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   if (root.contains("simulation")) {
     const json& s = root["simulation"];
     if (!s.is_object()) fail(origin, "simulation", "expected an object");
-    reject_unknown_keys(s, {"end_time", "readout_times", "snapshot_times"}, origin, "simulation");
-    cfg.end_time = get_number(s, "end_time", cfg.end_time, origin, "simulation");
-    cfg.readout_times = get_times(s, "readout_times", origin, "simulation");
-    cfg.snapshot_times = get_times(s, "snapshot_times", origin, "simulation");
+    json_fields::check_keys(s, {"end_time", "readout_times", "snapshot_times"}, origin,
+                            "simulation");
+    cfg.end_time = json_fields::number(s, "end_time", cfg.end_time, origin, "simulation");
+    cfg.readout_times = json_fields::numbers(s, "readout_times", origin, "simulation");
+    cfg.snapshot_times = json_fields::numbers(s, "snapshot_times", origin, "simulation");
   }
   if (!std::isfinite(cfg.end_time) || cfg.end_time < 0)
     fail(origin, "simulation.end_time", "must be finite and >= 0");

@@ -5,47 +5,18 @@
 #include <set>
 #include <stdexcept>
 
+#include "io/json_fields.hpp"
+
 namespace egret {
 namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& origin, const std::string& where,
-                       const std::string& what) {
-  throw std::invalid_argument(origin + ": " + where + ": " + what);
-}
+using json_fields::check_keys;
+using json_fields::fail;
 
-void check_keys(const json& obj, const std::set<std::string>& known, const std::string& origin,
-                const std::string& where) {
-  if (!obj.is_object()) fail(origin, where, "expected an object");
-  for (const auto& [key, value] : obj.items()) {
-    (void)value;
-    if (!known.count(key)) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      fail(origin, where, "unknown key '" + key + "' (known: " + list + ")");
-    }
-  }
-}
-
-double number(const json& obj, const char* key, double fallback, const std::string& origin,
-              const std::string& where) {
-  if (!obj.contains(key)) return fallback;
-  const json& v = obj.at(key);
-  if (!v.is_number() || !std::isfinite(v.get<double>()))
-    fail(origin, where + "." + key, "expected a finite number, got " + v.dump());
-  return v.get<double>();
-}
-
-long long integer(const json& obj, const char* key, long long fallback, long long min,
-                  const std::string& origin, const std::string& where) {
-  if (!obj.contains(key)) return fallback;
-  const json& v = obj.at(key);
-  if (!v.is_number_integer() || v.get<long long>() < min)
-    fail(origin, where + "." + key,
-         "expected an integer >= " + std::to_string(min) + ", got " + v.dump());
-  return v.get<long long>();
-}
+using json_fields::integer;
+using json_fields::number;
 
 }  // namespace
 

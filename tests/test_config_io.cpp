@@ -7,6 +7,7 @@
 
 #include "io/event_csv.hpp"
 #include "io/network_config.hpp"
+#include "tests/test_support.hpp"
 
 namespace {
 
@@ -22,15 +23,7 @@ void write(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using egret::testing::error_of;
 
 TEST(ConfigIo, ParsesAndBuildsANetwork) {
   const auto cfg = egret::parse_network_config(R"({
@@ -81,7 +74,7 @@ TEST(ConfigIo, StrictErrorsNameTheKey) {
                 .find("unknown layer type 'lstm'"),
             std::string::npos);
   EXPECT_NE(err(R"({"input_channels": 2, "layers": [{"type": "continuous_egru", "units": "8"}]})")
-                .find("layers[0].units: expected a non-negative integer"),
+                .find("layers[0].units: expected an integer >= 0"),
             std::string::npos);
   EXPECT_NE(err(R"({"input_channels": 0, "layers": [{"type": "continuous_egru", "units": 2}]})")
                 .find("input_channels"),

@@ -13,6 +13,7 @@
 #include "models/continuous_egru_layer.hpp"
 #include "models/discrete_egru_layer.hpp"
 #include "sim/engine.hpp"
+#include "tests/test_support.hpp"
 
 namespace {
 
@@ -42,15 +43,7 @@ egret::Network<double> network() {
   return net;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using egret::testing::error_of;
 
 TEST(TraceFile, RoundTripGivesIdenticalEvents) {
   auto net = network();
