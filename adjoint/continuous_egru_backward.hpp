@@ -162,7 +162,7 @@ BackwardReport continuous_egru_backward(const Network<Scalar>& net, const Tape<S
   std::size_t next_boundary = 0;
 
   BackwardReport report;
-  Array u, z, c_minus, lam_u_gate, lam_z_gate, lam_c0, c_init_buf;
+  Array u, z, c_minus, lam_u_gate, lam_z_gate, lam_c0;
 
   for (std::size_t si = tape.steps.size(); si-- > 0;) {
     const TapeStep<Scalar>& st = tape.steps[si];
@@ -311,7 +311,13 @@ BackwardReport continuous_egru_backward(const Network<Scalar>& net, const Tape<S
         // T = T_prev + dt*(c0, u, z, theta, tau_m) of the (first) crossing unit.
         crossing_unit = tape.items[static_cast<std::size_t>(st.first_item)].index;
         const Index m = crossing_unit;
-        const auto d = Cell::crossing_partials(c0_first, u[m], z[m], p.theta[m], p.tau_m, dt);
+        // dt* recomputed from its arguments rather than T - T_prev: the difference of two large
+        // absolute times would lose digits (in float badly). A crossing the forward pass fired at
+        // once because rounding left c0 >= theta has no dependence on the state (dt* = 0).
+        const Scalar dt_star = Cell::time_to_crossing(c0_first, u[m], z[m], p.theta[m], p.tau_m);
+        const auto d = dt_star > 0 ? Cell::crossing_partials(c0_first, u[m], z[m], p.theta[m],
+                                                             p.tau_m, dt_star)
+                                   : typename Cell::CrossingPartials{0, 0, 0, 0, 0};
         lam_c0_extra = g_step * d.c0;
         A.lam_u[m] += g_step * d.u * Cell::sigmoid_derivative(u[m]);
         A.lam_z[m] += g_step * d.z * Cell::candidate_derivative(z[m]);
@@ -357,7 +363,6 @@ BackwardReport continuous_egru_backward(const Network<Scalar>& net, const Tape<S
     G.b_r += A.lam_r.matrix();
     G.b_z += A.lam_z.matrix();
   }
-  (void)c_init_buf;
   return report;
 }
 

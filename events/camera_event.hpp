@@ -1,0 +1,30 @@
+// Events from an event camera (DVS): pixel (x, y), polarity, time in microseconds. Readers
+// (io/camera_readers.hpp) produce them; transforms turn them into the engine's input events.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace egret {
+
+struct CameraEvent {
+  std::int64_t t = 0;  // microseconds
+  std::uint16_t x = 0;
+  std::uint16_t y = 0;
+  std::uint8_t p = 0;  // 1 = ON (brighter), 0 = OFF
+  friend bool operator==(const CameraEvent& a, const CameraEvent& b) {
+    return a.t == b.t && a.x == b.x && a.y == b.y && a.p == b.p;
+  }
+};
+
+struct SensorSize {
+  int width = 0;  // 0: unknown
+  int height = 0;
+};
+
+struct CameraRecording {
+  SensorSize sensor;
+  std::vector<CameraEvent> events;
+};
+
+}  // namespace egret

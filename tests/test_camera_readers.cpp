@@ -1,0 +1,249 @@
+// Event-camera readers on the real recordings in ../shared/data (counts, coordinate ranges,
+// time order, polarity balance), exact round trips through egret's own writers (AEDAT 3.1 with
+// timestamp overflow, EVT 3.0 with time-high wraps), and corrupt input: truncated headers and
+// packets, wrong sizes, random bytes, all clear errors with a byte offset.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "io/camera_readers.hpp"
+#include "tests/test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using egret::CameraEvent;
+using egret::testing::error_of;
+
+std::string data(const std::string& rel) {
+  const fs::path p = fs::path(EGRET_SOURCE_DIR) / ".." / "shared" / "data" / rel;
+  if (!fs::exists(p))
+    ADD_FAILURE() << "test data missing: " << p << " (shared/ must sit beside the checkout)";
+  return p.string();
+}
+
+std::string scratch(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "egret_camera_tests";
+  fs::create_directories(dir);
+  return (dir / name).string();
+}
+
+struct Stats {
+  std::uint64_t n = 0, on = 0, backwards = 0;
+  int max_x = -1, max_y = -1;
+  egret::CameraFileInfo info;
+};
+
+Stats scan(const std::string& path) {
+  Stats s;
+  std::int64_t last = INT64_MIN;
+  s.info = egret::read_camera_file(path, [&](const CameraEvent* e, std::size_t k) {
+    for (std::size_t i = 0; i < k; ++i) {
+      ++s.n;
+      s.on += e[i].p;
+      s.backwards += e[i].t < last;
+      last = e[i].t;
+      s.max_x = std::max<int>(s.max_x, e[i].x);
+      s.max_y = std::max<int>(s.max_y, e[i].y);
+    }
+  });
+  return s;
+}
+
+void expect_plausible(const Stats& s, int width, int height) {
+  EXPECT_EQ(s.info.events, s.n);
+  EXPECT_EQ(s.backwards, 0u) << "timestamps must not go backwards";
+  EXPECT_LT(s.max_x, width);
+  EXPECT_LT(s.max_y, height);
+  const double on = static_cast<double>(s.on) / static_cast<double>(s.n);
+  EXPECT_GT(on, 0.2);
+  EXPECT_LT(on, 0.8);
+}
+
+TEST(CameraReaders, ProphesseEvt2RealRecording) {
+  const Stats s = scan(data("prophesee/evt2_sample.raw"));
+  EXPECT_EQ(s.info.format, "evt2");
+  EXPECT_EQ(s.n, 539481u);  // the count given with the file (shared/data/README.md)
+  EXPECT_EQ(s.info.sensor.width, 640);
+  EXPECT_EQ(s.info.sensor.height, 480);
+  expect_plausible(s, 640, 480);
+}
+
+TEST(CameraReaders, ProphesseEvt3RealRecording) {
+  const Stats s = scan(data("prophesee/evt3_sample.raw"));
+  EXPECT_EQ(s.info.format, "evt3");
+  EXPECT_EQ(s.info.sensor.width, 1280);
+  EXPECT_EQ(s.info.sensor.height, 720);
+  EXPECT_GT(s.n, 100000u);
+  expect_plausible(s, 1280, 720);
+}
+
+TEST(CameraReaders, ProphesseDatRealRecording) {
+  const std::string path = data("tonic/sample_ncars.dat");
+  const Stats s = scan(path);
+  // Independent count: every byte after the header and the 2 type/size bytes is an 8-byte event.
+  EXPECT_EQ(s.n, (fs::file_size(path) - s.info.header_bytes) / 8);
+  EXPECT_EQ((fs::file_size(path) - s.info.header_bytes) % 8, 0u);
+  EXPECT_GT(s.n, 1000u);
+  expect_plausible(s, 120, 100);  // N-CARS samples are at most 120x100
+}
+
+TEST(CameraReaders, NmnistRealRecording) {
+  const std::string path = data("tonic/sample_nmnist.bin");
+  const Stats s = scan(path);
+  EXPECT_EQ(s.n, fs::file_size(path) / 5);  // 5 bytes per event
+  expect_plausible(s, 34, 34);
+}
+
+TEST(CameraReaders, Aedat2HeaderOnly) {
+  const Stats s = scan(data("tonic/sample_aedat_header.aedat"));
+  EXPECT_EQ(s.info.format, "aedat2");
+  EXPECT_EQ(s.n, 0u);
+  EXPECT_EQ(s.info.sensor.width, 346);
+  EXPECT_EQ(s.info.sensor.height, 260);
+}
+
+std::vector<CameraEvent> synthetic_events(std::int64_t t0, std::int64_t step, int n, int w, int h) {
+  std::mt19937_64 rng(3);
+  std::vector<CameraEvent> ev;
+  std::int64_t t = t0;
+  for (int i = 0; i < n; ++i) {
+    t += static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(step));
+    ev.push_back({t, static_cast<std::uint16_t>(rng() % w), static_cast<std::uint16_t>(rng() % h),
+                  static_cast<std::uint8_t>(rng() & 1)});
+  }
+  return ev;
+}
+
+TEST(CameraReaders, Aedat31RoundTripAcrossTimestampOverflow) {
+  // Times from 2^31 - 50 ms to beyond 2^32 us: the 31-bit timestamps overflow twice.
+  const auto events = synthetic_events((std::int64_t{1} << 31) - 50000, 900000, 5000, 128, 128);
+  ASSERT_GT(events.back().t, std::int64_t{1} << 32);
+  const std::string path = scratch("roundtrip.aedat");
+  egret::write_aedat31(path, events, {128, 128}, /*packet_events=*/333);
+  const auto back = egret::read_camera_recording(path);
+  EXPECT_EQ(back.events, events);
+  EXPECT_EQ(back.sensor.width, 128);
+}
+
+TEST(CameraReaders, Evt3RoundTripAcrossTimeHighWraps) {
+  // 2^24 us = 16.8 s: the events span several wraps of EVT 3.0's 24-bit time base.
+  const auto events = synthetic_events(1000, 40000, 3000, 1280, 720);
+  ASSERT_GT(events.back().t, std::int64_t{3} << 24);
+  const std::string path = scratch("roundtrip.raw");
+  egret::write_evt3(path, events, {1280, 720});
+  const auto back = egret::read_camera_recording(path);
+  EXPECT_EQ(back.events, events);
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(CameraReaders, CorruptAedat31IsANamedError) {
+  const auto events = synthetic_events(0, 100, 200, 128, 128);
+  const std::string good = scratch("good.aedat");
+  egret::write_aedat31(good, events, {128, 128}, 50);
+  const std::string bytes = read_bytes(good);
+  const std::size_t header_end = bytes.find("#!END-HEADER\r\n") + 14;
+  const std::string bad = scratch("bad.aedat");
+  auto error_for = [&](const std::string& content) {
+    write_bytes(bad, content);
+    return error_of([&] { egret::read_camera_recording(bad); });
+  };
+  // Header cut before #!END-HEADER.
+  EXPECT_NE(error_for(bytes.substr(0, 30)).find("header"), std::string::npos);
+  // A packet header cut short.
+  EXPECT_NE(error_for(bytes.substr(0, header_end + 10)).find("truncated AEDAT 3.1 packet header"),
+            std::string::npos);
+  // A packet cut inside an event, and one cut between its events.
+  std::string e = error_for(bytes.substr(0, header_end + 28 + 8 * 10 + 3));
+  EXPECT_NE(e.find("truncated AEDAT 3.1 polarity event (3 of 8 bytes)"), std::string::npos) << e;
+  EXPECT_NE(e.find("byte " + std::to_string(header_end + 28 + 80)), std::string::npos) << e;
+  e = error_for(bytes.substr(0, header_end + 28 + 8 * 10));
+  EXPECT_NE(e.find("file ends inside a polarity packet (event 10 of 50)"), std::string::npos) << e;
+  // Wrong event size in the packet header.
+  std::string wrong = bytes;
+  wrong[header_end + 4] = 12;
+  e = error_for(wrong);
+  EXPECT_NE(e.find("event size 12"), std::string::npos) << e;
+  EXPECT_NE(e.find("byte " + std::to_string(header_end)), std::string::npos) << e;
+  // Number larger than capacity.
+  wrong = bytes;
+  wrong[header_end + 20] = static_cast<char>(0xFF);
+  EXPECT_NE(error_for(wrong).find("corrupt AEDAT 3.1 packet header"), std::string::npos);
+  // Invalid events (valid bit 0) are skipped and counted, not returned.
+  wrong = bytes;
+  wrong[header_end + 28] &= ~1;
+  const auto rec_info = [&] {
+    write_bytes(bad, wrong);
+    return egret::read_camera_file(bad, [](const CameraEvent*, std::size_t) {});
+  }();
+  EXPECT_EQ(rec_info.events, events.size() - 1);
+  EXPECT_EQ(rec_info.skipped, 1u);
+}
+
+TEST(CameraReaders, CorruptProphesseFilesAreNamedErrors) {
+  const std::string bytes = read_bytes(data("prophesee/evt2_sample.raw"));
+  const std::string bad = scratch("bad.raw");
+  const std::size_t header = bytes.find("% evt 2.0\n") + 10;
+  write_bytes(bad, bytes.substr(0, header + 4 * 1000 + 2));
+  std::string e = error_of([&] { egret::read_camera_recording(bad); });
+  EXPECT_NE(e.find("truncated EVT 2.0 word (2 of 4 bytes)"), std::string::npos) << e;
+  EXPECT_NE(e.find("byte " + std::to_string(header + 4000)), std::string::npos) << e;
+  std::string wrong = bytes.substr(0, header + 4 * 100);
+  wrong[header + 4 * 50 + 3] = 0x30;  // word type 0x3: reserved
+  write_bytes(bad, wrong);
+  e = error_of([&] { egret::read_camera_recording(bad); });
+  EXPECT_NE(e.find("unknown EVT 2.0 word type"), std::string::npos) << e;
+  // A CD event outside the 640x480 sensor.
+  wrong = bytes.substr(0, header + 4 * 100);
+  for (std::size_t k = header; k < wrong.size(); k += 4) {
+    if ((static_cast<unsigned char>(wrong[k + 3]) >> 4) <= 1) {
+      wrong[k + 1] = static_cast<char>(wrong[k + 1] | 0xF8);  // x bits 0-4
+      wrong[k + 2] = static_cast<char>(wrong[k + 2] | 0x3F);  // x bits 5-10: x = 2047
+      break;
+    }
+  }
+  write_bytes(bad, wrong);
+  EXPECT_NE(error_of([&] { egret::read_camera_recording(bad); }).find("outside the 640x480 sensor"),
+            std::string::npos);
+  // A truncated DAT event and a bad event size byte.
+  const std::string dat = read_bytes(data("tonic/sample_ncars.dat"));
+  write_bytes(bad + ".dat", dat.substr(0, dat.size() - 3));
+  EXPECT_NE(
+      error_of([&] { egret::read_camera_recording(bad + ".dat"); }).find("truncated DAT event"),
+      std::string::npos);
+}
+
+// Random bytes after a valid header: an error or a clean read, never a crash (also under ASan).
+TEST(CameraReaders, RandomBytesNeverCrash) {
+  std::mt19937_64 rng(11);
+  const std::string bad = scratch("random");
+  int errors = 0;
+  for (const char* head : {"#!AER-DAT3.1\r\n#!END-HEADER\r\n", "% evt 2.0\n", "% evt 3.0\n",
+                           "#!AER-DAT2.0\r\n# AEChip: DVS128\r\n"}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::string bytes = head;
+      const std::size_t n = 1 + rng() % 4000;
+      for (std::size_t i = 0; i < n; ++i) bytes.push_back(static_cast<char>(rng() & 0xFF));
+      write_bytes(bad, bytes);
+      try {
+        egret::read_camera_recording(bad);
+      } catch (const egret::CameraFileError& e) {
+        ++errors;
+        EXPECT_NE(std::string(e.what()).find("byte "), std::string::npos);
+      }
+    }
+  }
+  EXPECT_GT(errors, 20);  // random data is mostly rejected, with an offset
+}
+
+}  // namespace
