@@ -113,7 +113,9 @@ def test_train_writes_hdf5_checkpoint_and_trace(egret_bin, root, tmp_path):
     with h5py.File(tmp_path / "checkpoint.h5", "r") as f:
         assert f.attrs["egret_format"] == "egret-checkpoint"
         assert f.attrs["epoch"] == 3
-        assert f.attrs["optimizer_steps"] == 3 * 4  # 64 trials / batch 16
+        cfg = json.loads((root / "examples" / "delay_copy.json").read_text())
+        steps_per_epoch = -(-cfg["task"]["train_trials"] // cfg["training"]["batch_size"])
+        assert f.attrs["optimizer_steps"] == 3 * steps_per_epoch
         n = f["training/values"].shape[0]
         assert f["training/adam_m"].shape == (n,) and f["training/adam_v"].shape == (n,)
         assert f["parameters/layer0/U_z"].shape == (2, 3)
