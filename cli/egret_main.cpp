@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -11,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "events/synthetic_input.hpp"
+#include "io/camera_readers.hpp"
 #include "io/event_csv.hpp"
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
@@ -34,8 +36,9 @@ usage:
       print a summary and, with --trace, write every emitted event: HDF5 with SONATA spikes,
       values, metrics, snapshots and provenance (.h5, streamed while the run goes on), or CSV
       lines time_ms,layer,unit,value (.csv).
-  egret inspect TRACE.h5
-      Summary of a trace file per layer: events, rate, activity, time span, MACs.
+  egret inspect TRACE.h5 | RECORDING
+      Summary of a trace file per layer (events, rate, activity, time span, MACs), or of an
+      event-camera recording (AEDAT 2.0/3.1, Prophesee EVT 2.0/3.0/DAT, N-MNIST .bin).
   egret train --config TRAIN.json [--out DIR] [--epochs N] [--threads T]
   egret train --resume DIR/checkpoint.h5 [--out DIR] [--epochs N]
       Train a continuous-time EGRU with exact event-based gradients on a built-in task
@@ -224,10 +227,39 @@ int run_simulate(const Args& args, const std::string& command_line) {
   return 0;
 }
 
+// An event-camera recording: format, sensor, events, time span, polarity balance.
+int inspect_camera_file(const std::string& path) {
+  std::uint64_t on = 0;
+  std::int64_t first = -1, last = -1;
+  const auto info = egret::read_camera_file(path, [&](const egret::CameraEvent* e, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) on += e[i].p;
+    if (n > 0 && first < 0) first = e[0].t;
+    if (n > 0) last = e[n - 1].t;
+  });
+  std::printf(
+      "%s: %s event-camera recording, sensor %dx%d, %llu events (%llu other records "
+      "skipped)\n",
+      path.c_str(), info.format.c_str(), info.sensor.width, info.sensor.height,
+      static_cast<unsigned long long>(info.events), static_cast<unsigned long long>(info.skipped));
+  if (info.events > 0) {
+    const double span_s = static_cast<double>(last - first) * 1e-6;
+    std::printf("time %.6f .. %.6f s (%.3f s), %.0f events/s, ON share %.3f\n", first * 1e-6,
+                last * 1e-6, span_s, span_s > 0 ? static_cast<double>(info.events) / span_s : 0.0,
+                static_cast<double>(on) / static_cast<double>(info.events));
+  }
+  return 0;
+}
+
 int run_inspect(const Args& args) {
   if (args.positional.empty())
-    throw std::invalid_argument("inspect needs a trace file: egret inspect FILE");
+    throw std::invalid_argument("inspect needs a file: egret inspect TRACE.h5 | RECORDING");
   const std::string path = args.positional.front();
+  {  // HDF5 files start with \x89HDF; anything else is read as an event-camera recording.
+    std::ifstream in(path, std::ios::binary);
+    char sig[4] = {0};
+    in.read(sig, 4);
+    if (in.gcount() == 4 && std::string(sig + 1, 3) != "HDF") return inspect_camera_file(path);
+  }
   const egret::TraceData d = egret::read_trace_file(path);
   double total = 0;
   for (double v : d.sample_duration) total += v;
