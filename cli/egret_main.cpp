@@ -254,11 +254,14 @@ int run_inspect(const Args& args) {
   if (args.positional.empty())
     throw std::invalid_argument("inspect needs a file: egret inspect TRACE.h5 | RECORDING");
   const std::string path = args.positional.front();
-  {  // HDF5 files start with \x89HDF; anything else is read as an event-camera recording.
+  {  // Traces are HDF5 (named .h5 / .hdf5, or starting with \x89HDF); anything else is read as
+     // an event-camera recording.
     std::ifstream in(path, std::ios::binary);
     char sig[4] = {0};
     in.read(sig, 4);
-    if (in.gcount() == 4 && std::string(sig + 1, 3) != "HDF") return inspect_camera_file(path);
+    const bool hdf5_name = ends_with(path, ".h5") || ends_with(path, ".hdf5");
+    if (!hdf5_name && in.gcount() == 4 && std::string(sig + 1, 3) != "HDF")
+      return inspect_camera_file(path);
   }
   const egret::TraceData d = egret::read_trace_file(path);
   double total = 0;
