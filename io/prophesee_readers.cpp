@@ -1,7 +1,6 @@
 // Prophesee EVT 2.0, EVT 3.0 and DAT files (and an EVT 3.0 writer for round-trip tests).
 #include <cstdio>
 #include <fstream>
-#include <regex>
 
 #include "io/camera_block_reader.hpp"
 #include "io/event_csv.hpp"
@@ -16,13 +15,33 @@ using detail::EventBatcher;
 // the camera plugin (Gen3: 640x480, Gen4.1 / IMX636: 1280x720). Unknown otherwise.
 SensorSize prophesee_sensor(const std::vector<std::string>& header) {
   SensorSize s;
-  std::smatch m;
-  for (const auto& line : header) {
-    if (std::regex_search(line, m, std::regex(R"(geometry\s+(\d+)x(\d+))"))) {
-      return {std::stoi(m[1]), std::stoi(m[2])};
+  // Digits at `pos` (advanced past them); -1 if none.
+  auto number_at = [](const std::string& l, std::size_t& pos) {
+    int v = -1;
+    while (pos < l.size() && l[pos] >= '0' && l[pos] <= '9') {
+      v = (v < 0 ? 0 : v * 10) + (l[pos] - '0');
+      ++pos;
     }
-    if (std::regex_search(line, m, std::regex(R"(height=(\d+);width=(\d+))"))) {
-      return {std::stoi(m[2]), std::stoi(m[1])};
+    return v;
+  };
+  for (const auto& line : header) {
+    std::size_t k = line.find("geometry");
+    if (k != std::string::npos) {  // "% geometry 640x480"
+      k = line.find_first_of("0123456789", k);
+      if (k != std::string::npos) {
+        const int w = number_at(line, k);
+        if (k < line.size() && line[k] == 'x') {
+          ++k;
+          const int h = number_at(line, k);
+          if (w > 0 && h > 0) return {w, h};
+        }
+      }
+    }
+    const std::size_t hk = line.find("height="), wk = line.find("width=");
+    if (hk != std::string::npos && wk != std::string::npos) {  // "% format EVT3;height=H;width=W"
+      std::size_t a = hk + 7, b = wk + 6;
+      const int h = number_at(line, a), w = number_at(line, b);
+      if (w > 0 && h > 0) return {w, h};
     }
     if (line.find("plugin_name") != std::string::npos) {
       if (line.find("gen3") != std::string::npos) s = {640, 480};
