@@ -12,5 +12,6 @@ long parse_positive_int(const std::string& s, const char* what);
 double parse_time(const std::string& s, const char* what);
 
 int run_train(const Options& options);
+int run_gesture(const Options& options);
 
 }  // namespace egret::cli

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/training_loop.hpp"
 #include "io/checkpoint.hpp"
 #include "io/event_csv.hpp"
 #include "io/trace_file.hpp"
@@ -16,12 +17,6 @@
 
 namespace egret::cli {
 namespace {
-
-std::string rng_to_string(const std::mt19937_64& rng) {
-  std::ostringstream os;
-  os << rng;
-  return os.str();
-}
 
 // Four held-out trials (one per pattern for 2 bits) simulated with a fine grid of snapshots:
 // c(t) and o(t) per unit, the events, the inputs, and the trial's windows, as CSV files that
@@ -149,66 +144,16 @@ int run_train(const Options& options) {
       cfg.task.c_str(), cfg.delay_copy.bits, cfg.train_trials, cfg.test_trials,
       trainer.parameters().size(), cfg.training.optimizer.kind.c_str(),
       cfg.training.optimizer.learning_rate, cfg.training.batch_size, cfg.training.epochs);
-  std::ostringstream log;
-  log.precision(17);
-  log << "epoch,train_loss,train_accuracy,test_loss,test_accuracy,events_per_unit_per_s,"
-         "events_per_s,grad_norm,skipped_samples,grazing,seconds\n";
-  const auto t_start = std::chrono::steady_clock::now();
-  auto save = [&](int epoch) {
-    Checkpoint c;
-    c.config_text = config_text;
-    c.epoch = epoch;
-    c.values = trainer.parameters().values();
-    c.adam_m = trainer.optimizer().first_moment();
-    c.adam_v = trainer.optimizer().second_moment();
-    c.optimizer_steps = trainer.optimizer().steps();
-    c.rng_state = rng_to_string(trainer.rng());
-    const Network<double> trained_net = trainer.network();
-    write_checkpoint(cfg.out_dir + "/checkpoint.h5", c, &trained_net);
-  };
-  BatchStats test_stats = trainer.evaluate(test);
-  int epoch = first_epoch - 1;
-  int epochs_at_target = 0;
-  std::printf("epoch %4d  held-out loss %.4f  bitwise accuracy %5.1f%%\n", epoch, test_stats.loss,
-              100 * test_stats.accuracy());
-  for (epoch = first_epoch; epoch <= cfg.training.epochs; ++epoch) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const BatchStats s = trainer.train_epoch(train);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    test_stats = trainer.evaluate(test);
-    const double total =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    std::printf(
-        "epoch %4d  loss %.4f  acc %5.1f%%  | held-out loss %.4f  acc %5.1f%%  | "
-        "%6.1f ev/unit/s  %8.0f events/s  |g| %.3g%s  %.1f s\n",
-        epoch, s.loss, 100 * s.accuracy(), test_stats.loss, 100 * test_stats.accuracy(),
-        s.rate_per_unit(), secs > 0 ? static_cast<double>(s.steps) / secs : 0.0, s.grad_norm,
-        s.skipped_samples ? "  (skipped non-finite samples)" : "", total);
-    std::fflush(stdout);
-    log << epoch << ',' << s.loss << ',' << s.accuracy() << ',' << test_stats.loss << ','
-        << test_stats.accuracy() << ',' << s.rate_per_unit() << ','
-        << (secs > 0 ? static_cast<double>(s.steps) / secs : 0.0) << ',' << s.grad_norm << ','
-        << s.skipped_samples << ',' << s.grazing << ',' << total << '\n';
-    if (cfg.checkpoint_every > 0 && epoch % cfg.checkpoint_every == 0) save(epoch);
-    epochs_at_target =
-        cfg.stop_at_test_accuracy > 0 && test_stats.accuracy() >= cfg.stop_at_test_accuracy
-            ? epochs_at_target + 1
-            : 0;
-    if (epochs_at_target >= cfg.stop_patience) {
-      std::printf(
-          "held-out accuracy at or above the target %.1f%% for %d epochs; stopping at "
-          "epoch %d\n",
-          100 * cfg.stop_at_test_accuracy, cfg.stop_patience, epoch);
-      break;
-    }
-  }
-  const int last_epoch = std::max(first_epoch - 1, std::min(epoch, cfg.training.epochs));
-  if (first_epoch > cfg.training.epochs)
-    std::printf("the checkpoint is at epoch %d, not before the last epoch %d: nothing to train\n",
-                first_epoch - 1, cfg.training.epochs);
-  save(last_epoch);
-  write_file_atomically(cfg.out_dir + "/training_log.csv", log.str());
+  TrainLoopOptions loop;
+  loop.first_epoch = first_epoch;
+  loop.epochs = cfg.training.epochs;
+  loop.stop_at_test_accuracy = cfg.stop_at_test_accuracy;
+  loop.stop_patience = cfg.stop_patience;
+  loop.checkpoint_every = cfg.checkpoint_every;
+  loop.out_dir = cfg.out_dir;
+  loop.config_text = config_text;
+  const TrainLoopResult result = run_training_loop(trainer, train, test, loop);
+  const BatchStats& test_stats = result.test;
   write_figure_data(cfg.out_dir, trainer.network(), test, cfg.delay_copy);
   write_test_trace(cfg.out_dir + "/trace.h5", trainer.network(), test, config_text,
                    cfg.training.seed,

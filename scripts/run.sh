@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# The main job: sets up, builds, and runs `egret` (with no arguments: the built-in default run).
-# Any arguments are passed to egret, e.g. `bash scripts/run.sh simulate --config net.json ...`.
+# The main job: sets up, builds, and runs `egret` (with no arguments: DVS gesture classification
+# on the built-in synthetic set, then the figures). Any arguments are passed to egret instead,
+# e.g. `bash scripts/run.sh --dataset /path/to/DvsGesture` or `bash scripts/run.sh demo`.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/build.sh" "$root/build"
-exec "$root/build/egret" "$@"
+cd "$root"
+if [ $# -eq 0 ]; then
+  "$root/build/egret"
+  /usr/bin/python3 "$root/scripts/plot_gesture.py" out/dvs_gesture
+else
+  exec "$root/build/egret" "$@"
+fi

@@ -1,0 +1,86 @@
+#include "cli/training_loop.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "io/checkpoint.hpp"
+#include "io/event_csv.hpp"
+
+namespace egret::cli {
+
+TrainLoopResult run_training_loop(Trainer<double>& trainer,
+                                  const std::vector<Sample<double>>& train,
+                                  const std::vector<Sample<double>>& test,
+                                  const TrainLoopOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  std::ostringstream log;
+  log.precision(17);
+  log << "epoch,train_loss,train_accuracy,test_loss,test_accuracy,events_per_unit_per_s,"
+         "events_per_s,grad_norm,skipped_samples,grazing,seconds\n";
+  const auto t_start = Clock::now();
+  auto save = [&](int epoch) {
+    Checkpoint c;
+    c.config_text = o.config_text;
+    c.epoch = epoch;
+    c.values = trainer.parameters().values();
+    c.adam_m = trainer.optimizer().first_moment();
+    c.adam_v = trainer.optimizer().second_moment();
+    c.optimizer_steps = trainer.optimizer().steps();
+    std::ostringstream rng;
+    rng << trainer.rng();
+    c.rng_state = rng.str();
+    const Network<double> trained = trainer.network();
+    write_checkpoint(o.out_dir + "/checkpoint.h5", c, &trained);
+  };
+  TrainLoopResult r;
+  r.test = trainer.evaluate(test);
+  std::printf("epoch %4d  held-out loss %.4f  %s %5.1f%%\n", o.first_epoch - 1, r.test.loss,
+              o.accuracy_name, 100 * r.test.accuracy());
+  std::fflush(stdout);
+  int epoch = o.first_epoch, at_target = 0;
+  double train_seconds = 0, train_steps = 0;
+  for (; epoch <= o.epochs; ++epoch) {
+    const auto t0 = Clock::now();
+    const BatchStats s = trainer.train_epoch(train);
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.test = trainer.evaluate(test);
+    const double total = std::chrono::duration<double>(Clock::now() - t_start).count();
+    const double events_per_s = secs > 0 ? static_cast<double>(s.steps) / secs : 0.0;
+    train_seconds += secs;
+    train_steps += static_cast<double>(s.steps);
+    std::printf(
+        "epoch %4d  loss %.4f  %s %5.1f%%  | held-out loss %.4f  %s %5.1f%%  | "
+        "%6.1f ev/unit/s  %8.0f events/s  |g| %.3g%s  %.1f s\n",
+        epoch, s.loss, o.accuracy_name, 100 * s.accuracy(), r.test.loss, o.accuracy_name,
+        100 * r.test.accuracy(), s.rate_per_unit(), events_per_s, s.grad_norm,
+        s.skipped_samples ? "  (skipped non-finite samples)" : "", total);
+    std::fflush(stdout);
+    log << epoch << ',' << s.loss << ',' << s.accuracy() << ',' << r.test.loss << ','
+        << r.test.accuracy() << ',' << s.rate_per_unit() << ',' << events_per_s << ','
+        << s.grad_norm << ',' << s.skipped_samples << ',' << s.grazing << ',' << total << '\n';
+    if (o.checkpoint_every > 0 && epoch % o.checkpoint_every == 0) save(epoch);
+    at_target = o.stop_at_test_accuracy > 0 && r.test.accuracy() >= o.stop_at_test_accuracy
+                    ? at_target + 1
+                    : 0;
+    if (at_target >= o.stop_patience) {
+      std::printf(
+          "held-out accuracy at or above the target %.1f%% for %d epochs; stopping at "
+          "epoch %d\n",
+          100 * o.stop_at_test_accuracy, o.stop_patience, epoch);
+      break;
+    }
+  }
+  r.last_epoch = std::max(o.first_epoch - 1, std::min(epoch, o.epochs));
+  if (o.first_epoch > o.epochs)
+    std::printf("the checkpoint is at epoch %d, not before the last epoch %d: nothing to train\n",
+                o.first_epoch - 1, o.epochs);
+  save(r.last_epoch);
+  write_file_atomically(o.out_dir + "/training_log.csv", log.str());
+  r.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  r.events_per_s = train_seconds > 0 ? train_steps / train_seconds : 0;
+  return r;
+}
+
+}  // namespace egret::cli

@@ -1,0 +1,35 @@
+// The epoch loop shared by `egret train` and the DVS gesture main job: progress line per epoch,
+// training log (CSV), checkpoints (HDF5), stopping once held-out accuracy holds a target.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "train/trainer.hpp"
+
+namespace egret::cli {
+
+struct TrainLoopOptions {
+  int first_epoch = 1;
+  int epochs = 10;
+  double stop_at_test_accuracy = 0;  // > 0: stop after `stop_patience` epochs at or above it
+  int stop_patience = 1;
+  int checkpoint_every = 0;  // epochs; the last epoch is always saved
+  std::string out_dir;
+  std::string config_text;  // stored in the checkpoint
+  const char* accuracy_name = "acc";
+};
+
+struct TrainLoopResult {
+  int last_epoch = 0;
+  BatchStats test;  // held-out statistics after the last epoch
+  double seconds = 0;
+  double events_per_s = 0;  // events processed by the training forward passes per second
+};
+
+TrainLoopResult run_training_loop(Trainer<double>& trainer,
+                                  const std::vector<Sample<double>>& train,
+                                  const std::vector<Sample<double>>& test,
+                                  const TrainLoopOptions& options);
+
+}  // namespace egret::cli
