@@ -14,6 +14,7 @@
 #include "events/synthetic_input.hpp"
 #include "io/camera_readers.hpp"
 #include "io/event_csv.hpp"
+#include "io/hdf5.hpp"
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
 #include "sim/batch_runner.hpp"
@@ -260,14 +261,20 @@ int run_inspect(const Args& args) {
   if (args.positional.empty())
     throw std::invalid_argument("inspect needs a file: egret inspect TRACE.h5 | RECORDING");
   const std::string path = args.positional.front();
-  {  // Traces are HDF5 (named .h5 / .hdf5, or starting with \x89HDF); anything else is read as
-     // an event-camera recording.
+  {  // Traces are HDF5 files marked egret_format = "egret-trace"; other HDF5 files and every
+     // other file are read as event-camera recordings (event arrays, AEDAT, EVT, ...).
     std::ifstream in(path, std::ios::binary);
     char sig[4] = {0};
     in.read(sig, 4);
-    const bool hdf5_name = ends_with(path, ".h5") || ends_with(path, ".hdf5");
-    if (!hdf5_name && in.gcount() == 4 && std::string(sig + 1, 3) != "HDF")
+    const bool hdf5 = in.gcount() == 4 && std::string(sig + 1, 3) == "HDF";
+    if (hdf5) {
+      const egret::h5::Id file = egret::h5::open_file_read(path);
+      if (!egret::h5::has_attribute(file.get(), "egret_format") &&
+          egret::h5::exists(file.get(), "events"))
+        return inspect_camera_file(path);
+    } else if (!ends_with(path, ".h5") && !ends_with(path, ".hdf5")) {
       return inspect_camera_file(path);
+    }
   }
   const egret::TraceData d = egret::read_trace_file(path);
   double total = 0;

@@ -44,13 +44,15 @@ CameraFileInfo read_camera_file(const std::string& path, const CameraEventSink& 
   if (head.rfind("#!AER-DAT2", 0) == 0) return read_aedat2(path, sink);
   if (head.find("% evt 2.0") != std::string::npos) return read_evt2(path, sink);
   if (head.find("% evt 3.0") != std::string::npos) return read_evt3(path, sink);
+  if (head.rfind("\x93NUMPY", 0) == 0) return read_npy_events(path, sink);
+  if (head.rfind("\x89HDF", 0) == 0) return read_hdf5_events(path, sink);
   if (ends(".dat")) return read_prophesee_dat(path, sink);
   if (ends(".bin")) return read_nmnist_bin(path, sink);
   if (ends(".aedat4"))
     throw CameraFileError(path, 0, "AEDAT 4.0 is not supported yet (AEDAT 2.0 / 3.1 are)");
   throw CameraFileError(path, 0,
                         "unknown event file format (AEDAT 2.0/3.1, Prophesee EVT 2.0/3.0/DAT, "
-                        "N-MNIST .bin)");
+                        "N-MNIST .bin, .npy or HDF5 event arrays)");
 }
 
 CameraRecording read_camera_recording(const std::string& path) {

@@ -4,7 +4,7 @@
 //
 //   Prophesee EVT 2.0 (.raw), EVT 3.0 (.raw), DAT (.dat, Event2D), N-MNIST (.bin),
 //   AEDAT 2.0 (jAER: DVS128 and DAVIS addresses), AEDAT 3.1 (polarity packets; the DVS128
-//   Gesture container) and its writer.
+//   Gesture container) and its writer, and event arrays (.npy, HDF5) with fields x, y, p, t.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +40,10 @@ CameraFileInfo read_prophesee_dat(const std::string& path, const CameraEventSink
 CameraFileInfo read_nmnist_bin(const std::string& path, const CameraEventSink& sink);
 CameraFileInfo read_aedat2(const std::string& path, const CameraEventSink& sink);
 CameraFileInfo read_aedat31(const std::string& path, const CameraEventSink& sink);
+// Event arrays with fields x, y, p, t (t in us, sorted): .npy structured arrays; HDF5 files
+// with a compound dataset "events" or a group "events" of datasets x, y, p, t.
+CameraFileInfo read_npy_events(const std::string& path, const CameraEventSink& sink);
+CameraFileInfo read_hdf5_events(const std::string& path, const CameraEventSink& sink);
 
 // Chooses the reader from the file's header / extension.
 CameraFileInfo read_camera_file(const std::string& path, const CameraEventSink& sink);
