@@ -48,10 +48,9 @@ CameraFileInfo read_camera_file(const std::string& path, const CameraEventSink& 
   if (head.rfind("\x89HDF", 0) == 0) return read_hdf5_events(path, sink);
   if (ends(".dat")) return read_prophesee_dat(path, sink);
   if (ends(".bin")) return read_nmnist_bin(path, sink);
-  if (ends(".aedat4"))
-    throw CameraFileError(path, 0, "AEDAT 4.0 is not supported yet (AEDAT 2.0 / 3.1 are)");
+  if (head.rfind("#!AER-DAT4", 0) == 0) return read_aedat4(path, sink);
   throw CameraFileError(path, 0,
-                        "unknown event file format (AEDAT 2.0/3.1, Prophesee EVT 2.0/3.0/DAT, "
+                        "unknown event file format (AEDAT 2.0/3.1/4.0, Prophesee EVT 2.0/3.0/DAT, "
                         "N-MNIST .bin, .npy or HDF5 event arrays)");
 }
 

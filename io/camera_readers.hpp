@@ -40,6 +40,7 @@ CameraFileInfo read_prophesee_dat(const std::string& path, const CameraEventSink
 CameraFileInfo read_nmnist_bin(const std::string& path, const CameraEventSink& sink);
 CameraFileInfo read_aedat2(const std::string& path, const CameraEventSink& sink);
 CameraFileInfo read_aedat31(const std::string& path, const CameraEventSink& sink);
+CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink);
 // Event arrays with fields x, y, p, t (t in us, sorted): .npy structured arrays; HDF5 files
 // with a compound dataset "events" or a group "events" of datasets x, y, p, t.
 CameraFileInfo read_npy_events(const std::string& path, const CameraEventSink& sink);

@@ -97,6 +97,30 @@ TEST(CameraReaders, NmnistRealRecording) {
   expect_plausible(s, 34, 34);
 }
 
+TEST(CameraReaders, Aedat4RealRecording) {
+  const std::string path = data("tonic/sample.aedat4");
+  const Stats s = scan(path);
+  EXPECT_EQ(s.info.format, "aedat4");
+  EXPECT_EQ(s.info.sensor.width, 320);  // DVXplorer, from the stream's XML description
+  EXPECT_EQ(s.info.sensor.height, 240);
+  EXPECT_GT(s.n, 100000u);
+  EXPECT_GT(s.info.skipped, 0u);  // IMU and trigger packets
+  expect_plausible(s, 320, 240);
+  // A file cut inside a packet, and a packet whose LZ4 data is damaged.
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bad = scratch("bad.aedat4");
+  std::ofstream(bad, std::ios::binary) << bytes.substr(0, 6000);
+  EXPECT_NE(error_of([&] { egret::read_camera_recording(bad); }).find("truncated AEDAT 4.0 packet"),
+            std::string::npos);
+  std::string damaged = bytes;
+  for (std::size_t k = 2400; k < 2600; ++k) damaged[k] = static_cast<char>(damaged[k] ^ 0x5A);
+  std::ofstream(bad, std::ios::binary) << damaged;
+  const std::string e = error_of([&] { egret::read_camera_recording(bad); });
+  EXPECT_FALSE(e.empty());
+  EXPECT_NE(e.find("byte "), std::string::npos) << e;
+}
+
 TEST(CameraReaders, Aedat2HeaderOnly) {
   const Stats s = scan(data("tonic/sample_aedat_header.aedat"));
   EXPECT_EQ(s.info.format, "aedat2");
