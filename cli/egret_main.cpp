@@ -14,6 +14,7 @@
 #include "events/synthetic_input.hpp"
 #include "io/camera_readers.hpp"
 #include "io/event_csv.hpp"
+#include "io/frame_files.hpp"
 #include "io/hdf5.hpp"
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
@@ -43,6 +44,9 @@ usage:
       print a summary and, with --trace, write every emitted event: HDF5 with SONATA spikes,
       values, metrics, snapshots and provenance (.h5, streamed while the run goes on), or CSV
       lines time_ms,layer,unit,value (.csv).
+  egret emulate --frames IMAGES.txt --out EVENTS.aedat
+      Run the DVS sensor model (contrast thresholds, refractory period, leak, shot noise) on a
+      sequence of PNG frames listed as '<seconds> <path>' lines; write AEDAT 3.1.
   egret inspect TRACE.h5 | RECORDING
       Summary of a trace file per layer (events, rate, activity, time span, MACs), or of an
       event-camera recording (AEDAT 2.0/3.1, Prophesee EVT 2.0/3.0/DAT, N-MNIST .bin).
@@ -257,6 +261,23 @@ int inspect_camera_file(const std::string& path) {
   return 0;
 }
 
+// The DVS sensor model on a frame sequence (images.txt with PNG frames) -> AEDAT 3.1.
+int run_emulate(const Args& args) {
+  if (!args.options.count("--frames") || !args.options.count("--out"))
+    throw std::invalid_argument("emulate needs --frames IMAGES.txt --out EVENTS.aedat");
+  egret::DvsSensorConfig cfg;
+  cfg.eps = 0.1;  // lin-log floor for noisy APS frames
+  const auto rec = egret::emulate_events_from_frames(args.options.at("--frames"), cfg);
+  egret::write_aedat31(args.options.at("--out"), rec.events, rec.sensor);
+  std::size_t on = 0;
+  for (const auto& e : rec.events) on += e.p;
+  std::printf("%zu events (ON share %.3f) from %dx%d frames written to %s (AEDAT 3.1)\n",
+              rec.events.size(),
+              rec.events.empty() ? 0.0 : static_cast<double>(on) / rec.events.size(),
+              rec.sensor.width, rec.sensor.height, args.options.at("--out").c_str());
+  return 0;
+}
+
 int run_inspect(const Args& args) {
   if (args.positional.empty())
     throw std::invalid_argument("inspect needs a file: egret inspect TRACE.h5 | RECORDING");
@@ -340,9 +361,10 @@ int main(int argc, char** argv) {
       std::cout << "egret " << EGRET_VERSION << "\n";
       return 0;
     }
-    const Args args = parse_args(argc, argv,
-                                 {"--samples", "--threads", "--end-time", "--config", "--input",
-                                  "--trace", "--out", "--epochs", "--resume", "--dataset"});
+    const Args args =
+        parse_args(argc, argv,
+                   {"--samples", "--threads", "--end-time", "--config", "--input", "--trace",
+                    "--out", "--epochs", "--resume", "--dataset", "--frames"});
     if (!args.positional.empty() && args.command != "inspect")
       throw std::invalid_argument("unexpected argument '" + args.positional.front() +
                                   "' (see egret --help)");
@@ -358,6 +380,7 @@ int main(int argc, char** argv) {
     if (args.command == "demo") return run_demo(args);
     if (args.command == "simulate") return run_simulate(args, command_line);
     if (args.command == "inspect") return run_inspect(args);
+    if (args.command == "emulate") return run_emulate(args);
     if (args.command == "train") return egret::cli::run_train(with_command_line());
     throw std::invalid_argument("unknown command '" + args.command + "' (see egret --help)");
   } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 // AEDAT 2.0 (jAER) and AEDAT 3.1 (cAER; the DVS128 Gesture container) files, and the AEDAT 3.1
 // writer used by the synthetic gesture generator and the round-trip tests.
 #include <cstdint>
+#include <cstdio>
 #include <sstream>
 
 #include "io/camera_block_reader.hpp"
@@ -98,12 +99,17 @@ CameraFileInfo read_aedat31(const std::string& path, const CameraEventSink& sink
   for (const auto& l : header) {
     if (l == "#!END-HEADER") end_seen = true;
     if (l.rfind("#Source", 0) == 0 && l.find("DVS128") == std::string::npos) {
-      if (l.find("DAVIS240") != std::string::npos)
+      int w = 0, h = 0;
+      const std::size_t k = l.find("DVS ");  // egret's writer: "#Source 1: DVS WxH"
+      if (l.find("DAVIS240") != std::string::npos) {
         info.sensor = {240, 180};
-      else if (l.find("DAVIS346") != std::string::npos)
+      } else if (l.find("DAVIS346") != std::string::npos) {
         info.sensor = {346, 260};
-      else
+      } else if (k != std::string::npos && std::sscanf(l.c_str() + k + 4, "%dx%d", &w, &h) == 2) {
+        info.sensor = {w, h};
+      } else {
         info.sensor = {0, 0};
+      }
     }
   }
   if (!end_seen) throw CameraFileError(path, r.offset(), "header without #!END-HEADER");

@@ -12,6 +12,7 @@ PACKAGES=(
   nlohmann-json3-dev                   # configuration files
   libhdf5-dev                          # traces and checkpoints (HDF5 C API)
   liblz4-dev                           # AEDAT 4.0 event files
+  libpng-dev                           # frames for the DVS sensor model
   libgtest-dev                         # C++ tests
   clang-format                         # style check in the test script
   python3 python3-numpy python3-matplotlib  # figures (scripts/plot_*.py, Debian's /usr/bin/python3)

@@ -150,6 +150,12 @@ TEST(CameraReaders, Aedat31RoundTripAcrossTimestampOverflow) {
   const auto back = egret::read_camera_recording(path);
   EXPECT_EQ(back.events, events);
   EXPECT_EQ(back.sensor.width, 128);
+  // Another sensor size is recorded in the header and read back.
+  egret::write_aedat31(path, {{5, 239, 179, 1}}, {240, 180});
+  const auto other = egret::read_camera_recording(path);
+  EXPECT_EQ(other.sensor.width, 240);
+  EXPECT_EQ(other.sensor.height, 180);
+  EXPECT_EQ(other.events.size(), 1u);
 }
 
 TEST(CameraReaders, Evt3RoundTripAcrossTimeHighWraps) {
