@@ -149,7 +149,6 @@ CameraFileInfo read_hdf5_events(const std::string& path, const CameraEventSink& 
   CameraFileInfo info;
   info.format = "hdf5";
   if (!h5::exists(f, "events")) throw std::runtime_error(path + ": no 'events' dataset or group");
-  std::vector<std::int64_t> x, y, p, t;
   H5O_info_t oinfo;
   h5::QuietErrors quiet;
 #if H5_VERSION_GE(1, 12, 0)
@@ -157,24 +156,66 @@ CameraFileInfo read_hdf5_events(const std::string& path, const CameraEventSink& 
 #else
   H5Oget_info_by_name(f, "events", &oinfo, H5P_DEFAULT);
 #endif
+  // Read in blocks of at most kBlock events (hyperslabs), so memory stays bounded.
+  constexpr hsize_t kBlock = 1 << 16;
+  auto one_d_length = [&](hid_t dset, const std::string& name) {
+    h5::Id space(H5Dget_space(dset));
+    if (H5Sget_simple_extent_ndims(space.get()) != 1)
+      throw std::runtime_error(path + ":/events/" + name + " is not one-dimensional");
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(space.get(), &n, nullptr);
+    return n;
+  };
+  auto read_block = [&](hid_t dset, hid_t mem_type, hsize_t start, hsize_t count, void* out,
+                        const std::string& name) {
+    h5::Id fspace(H5Dget_space(dset));
+    H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr);
+    h5::Id mspace(H5Screate_simple(1, &count, nullptr));
+    if (H5Dread(dset, mem_type, mspace.get(), fspace.get(), H5P_DEFAULT, out) < 0)
+      throw std::runtime_error(path + ":/events" + name + " cannot be read as integers");
+  };
+  detail::EventBatcher out(sink, info);
+  std::int64_t last_t = INT64_MIN;
+  auto emit = [&](std::int64_t x, std::int64_t y, std::int64_t p, std::int64_t t, hsize_t i) {
+    out.push(make_event(x, y, p, t, last_t, [&](const std::string& what) {
+      throw std::runtime_error(path + ":/events: event " + std::to_string(i) + ": " + what);
+    }));
+  };
   if (oinfo.type == H5O_TYPE_GROUP) {
     h5::Id g = h5::open_group(f, "events", path);
-    const std::string where = path + ":/events";
-    x = h5::read_int64s(g.get(), "x", where);
-    y = h5::read_int64s(g.get(), "y", where);
-    p = h5::read_int64s(g.get(), "p", where);
-    t = h5::read_int64s(g.get(), "t", where);
+    h5::Id d[4];
+    hsize_t n = 0;
+    const char* names[4] = {"x", "y", "p", "t"};
+    for (int k = 0; k < 4; ++k) {
+      if (!h5::exists(g.get(), names[k]))
+        throw std::runtime_error(path + ":/events: missing dataset '" + names[k] + "'");
+      d[k] = h5::Id(H5Dopen2(g.get(), names[k], H5P_DEFAULT));
+      const hsize_t len = one_d_length(d[k].get(), names[k]);
+      if (k > 0 && len != n)
+        throw std::runtime_error(path + ":/events: x, y, p, t differ in length");
+      n = len;
+    }
+    std::vector<std::int64_t> col[4];
+    for (hsize_t start = 0; start < n; start += kBlock) {
+      const hsize_t count = std::min(kBlock, n - start);
+      for (int k = 0; k < 4; ++k) {
+        col[k].resize(count);
+        read_block(d[k].get(), H5T_NATIVE_INT64, start, count, col[k].data(),
+                   std::string("/") + names[k]);
+      }
+      for (hsize_t i = 0; i < count; ++i)
+        emit(col[0][i], col[1][i], col[2][i], col[3][i], start + i);
+    }
   } else {
     // A compound dataset: HDF5 converts the members named x, y, p, t to int64.
     h5::Id dset(H5Dopen2(f, "events", H5P_DEFAULT));
     h5::Id ftype(H5Dget_type(dset.get()));
     if (H5Tget_class(ftype.get()) != H5T_COMPOUND)
       throw std::runtime_error(path + ":/events is neither a group nor a compound dataset");
-    for (const char* n : {"x", "y", "p", "t"})
-      if (H5Tget_member_index(ftype.get(), n) < 0)
-        throw std::runtime_error(path + ":/events has no field '" + n + "' (need x, y, p, t)");
-    h5::Id space(H5Dget_space(dset.get()));
-    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+    for (const char* name : {"x", "y", "p", "t"})
+      if (H5Tget_member_index(ftype.get(), name) < 0)
+        throw std::runtime_error(path + ":/events has no field '" + name + "' (need x, y, p, t)");
+    const hsize_t n = one_d_length(dset.get(), "");
     struct Rec {
       std::int64_t x, y, p, t;
     };
@@ -183,25 +224,14 @@ CameraFileInfo read_hdf5_events(const std::string& path, const CameraEventSink& 
     H5Tinsert(mem.get(), "y", HOFFSET(Rec, y), H5T_NATIVE_INT64);
     H5Tinsert(mem.get(), "p", HOFFSET(Rec, p), H5T_NATIVE_INT64);
     H5Tinsert(mem.get(), "t", HOFFSET(Rec, t), H5T_NATIVE_INT64);
-    std::vector<Rec> recs(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
-    if (!recs.empty() &&
-        H5Dread(dset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, recs.data()) < 0)
-      throw std::runtime_error(path + ":/events cannot be read as integers x, y, p, t");
-    for (const auto& r : recs) {
-      x.push_back(r.x);
-      y.push_back(r.y);
-      p.push_back(r.p);
-      t.push_back(r.t);
+    std::vector<Rec> recs;
+    for (hsize_t start = 0; start < n; start += kBlock) {
+      const hsize_t count = std::min(kBlock, n - start);
+      recs.resize(count);
+      read_block(dset.get(), mem.get(), start, count, recs.data(), "");
+      for (hsize_t i = 0; i < count; ++i)
+        emit(recs[i].x, recs[i].y, recs[i].p, recs[i].t, start + i);
     }
-  }
-  if (y.size() != x.size() || p.size() != x.size() || t.size() != x.size())
-    throw std::runtime_error(path + ":/events: x, y, p, t differ in length");
-  detail::EventBatcher out(sink, info);
-  std::int64_t last_t = INT64_MIN;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    out.push(make_event(x[i], y[i], p[i], t[i], last_t, [&](const std::string& what) {
-      throw std::runtime_error(path + ":/events: event " + std::to_string(i) + ": " + what);
-    }));
   }
   out.flush();
   return info;

@@ -37,7 +37,8 @@ def test_npy_structured_arrays(egret_bin, tmp_path):
 
 
 def test_hdf5_event_arrays(egret_bin, tmp_path):
-    x, y, p, t = random_events(3000, seed=1)
+    # 200,000 events: read in several blocks of 65,536 (bounded memory).
+    x, y, p, t = random_events(200_000, seed=1)
     grouped = tmp_path / "grouped.h5"
     with h5py.File(grouped, "w") as f:
         g = f.create_group("events")
@@ -50,7 +51,7 @@ def test_hdf5_event_arrays(egret_bin, tmp_path):
     for path in (grouped, compound):
         code, out = inspect(egret_bin, path)
         assert code == 0, out
-        assert events_line(out) == 3000
+        assert events_line(out) == 200_000
         assert f"ON share {p.mean():.3f}" in out
 
 
