@@ -17,6 +17,7 @@ PACKAGES=(
   clang-format                         # style check in the test script
   python3 python3-numpy python3-matplotlib  # figures (scripts/plot_*.py, Debian's /usr/bin/python3)
   python3-h5py python3-pytest          # Python-side tests of the HDF5 files
+  pybind11-dev python3-dev             # the Python module (build/python/egret)
 )
 
 missing=()

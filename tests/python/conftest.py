@@ -2,10 +2,14 @@
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# The compiled package lives beside the egret binary: <build>/python/egret.
+BUILD = pathlib.Path(os.environ.get("EGRET_BIN", ROOT / "build" / "egret")).resolve().parent
+sys.path.insert(0, str(BUILD / "python"))
 
 
 @pytest.fixture(scope="session")
