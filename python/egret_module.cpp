@@ -88,6 +88,23 @@ void numpy_to_matrix(const py::handle& obj, M& m, const std::string& name) {
     }
 }
 
+// The per-layer fields shared by parameters and gradients, into `out` as "<prefix><name>".
+template <class T>
+void add_layer_fields(py::dict& out, const std::string& prefix, const T& x) {
+  out[py::str(prefix + "U_u")] = matrix_to_numpy(x.U_u);
+  out[py::str(prefix + "U_r")] = matrix_to_numpy(x.U_r);
+  out[py::str(prefix + "U_z")] = matrix_to_numpy(x.U_z);
+  out[py::str(prefix + "V_u")] = matrix_to_numpy(x.V_u);
+  out[py::str(prefix + "V_r")] = matrix_to_numpy(x.V_r);
+  out[py::str(prefix + "V_z")] = matrix_to_numpy(x.V_z);
+  out[py::str(prefix + "b_u")] = vector_to_numpy(x.b_u);
+  out[py::str(prefix + "b_r")] = vector_to_numpy(x.b_r);
+  out[py::str(prefix + "b_z")] = vector_to_numpy(x.b_z);
+  out[py::str(prefix + "theta")] = vector_to_numpy(x.theta);
+  out[py::str(prefix + "tau_m")] = x.tau_m;
+  out[py::str(prefix + "tau_o")] = x.tau_o;
+}
+
 class PyNetwork {
  public:
   explicit PyNetwork(const std::string& config_json)
@@ -173,22 +190,8 @@ class PyNetwork {
     }
     if (!report.ok()) throw std::runtime_error("backward pass: " + report.first_problem);
     py::dict grads;
-    for (std::size_t l = 0; l < g.layers.size(); ++l) {
-      const auto& gl = g.layers[l];
-      const std::string p = "layer" + std::to_string(l) + ".";
-      grads[py::str(p + "U_u")] = matrix_to_numpy(gl.U_u);
-      grads[py::str(p + "U_r")] = matrix_to_numpy(gl.U_r);
-      grads[py::str(p + "U_z")] = matrix_to_numpy(gl.U_z);
-      grads[py::str(p + "V_u")] = matrix_to_numpy(gl.V_u);
-      grads[py::str(p + "V_r")] = matrix_to_numpy(gl.V_r);
-      grads[py::str(p + "V_z")] = matrix_to_numpy(gl.V_z);
-      grads[py::str(p + "b_u")] = vector_to_numpy(gl.b_u);
-      grads[py::str(p + "b_r")] = vector_to_numpy(gl.b_r);
-      grads[py::str(p + "b_z")] = vector_to_numpy(gl.b_z);
-      grads[py::str(p + "theta")] = vector_to_numpy(gl.theta);
-      grads[py::str(p + "tau_m")] = gl.tau_m;
-      grads[py::str(p + "tau_o")] = gl.tau_o;
-    }
+    for (std::size_t l = 0; l < g.layers.size(); ++l)
+      add_layer_fields(grads, "layer" + std::to_string(l) + ".", g.layers[l]);
     grads["readout.W_o"] = matrix_to_numpy(g.W_o);
     grads["readout.b_o"] = vector_to_numpy(g.b_o);
     grads["input.time"] =
@@ -204,20 +207,7 @@ class PyNetwork {
     for (Index l = 0; l < net_.size(); ++l) {
       const auto* layer = dynamic_cast<const egret::ContinuousEgruLayer<double>*>(&net_.layer(l));
       if (!layer) continue;
-      const auto& p = layer->params();
-      const std::string n = "layer" + std::to_string(l) + ".";
-      out[py::str(n + "U_u")] = matrix_to_numpy(p.U_u);
-      out[py::str(n + "U_r")] = matrix_to_numpy(p.U_r);
-      out[py::str(n + "U_z")] = matrix_to_numpy(p.U_z);
-      out[py::str(n + "V_u")] = matrix_to_numpy(p.V_u);
-      out[py::str(n + "V_r")] = matrix_to_numpy(p.V_r);
-      out[py::str(n + "V_z")] = matrix_to_numpy(p.V_z);
-      out[py::str(n + "b_u")] = vector_to_numpy(p.b_u);
-      out[py::str(n + "b_r")] = vector_to_numpy(p.b_r);
-      out[py::str(n + "b_z")] = vector_to_numpy(p.b_z);
-      out[py::str(n + "theta")] = vector_to_numpy(p.theta);
-      out[py::str(n + "tau_m")] = p.tau_m;
-      out[py::str(n + "tau_o")] = p.tau_o;
+      add_layer_fields(out, "layer" + std::to_string(l) + ".", layer->params());
     }
     if (const auto* ro = net_.readout()) {
       out["readout.W_o"] = matrix_to_numpy(ro->W_o);
