@@ -52,7 +52,7 @@ class Tape {
 
   std::int64_t next_item() const { return static_cast<std::int64_t>(items.size()); }
 
-  // One step: its items (already in `pending`) and the layer's state after it.
+  // One step: its items and the layer's state right after it.
   void record_step(Scalar time, EventKind kind, Index layer, const Layer<Scalar>& l,
                    const std::vector<TapeItem<Scalar>>& step_items) {
     TapeStep<Scalar> s;

@@ -13,9 +13,9 @@
 #include "events/camera_transforms.hpp"
 #include "io/dvs_gesture.hpp"
 #include "io/event_csv.hpp"
+#include "io/network_config.hpp"
 #include "io/synthetic_gesture_dataset.hpp"
 #include "io/trace_file.hpp"
-#include "models/continuous_egru_layer.hpp"
 
 namespace egret::cli {
 namespace {
@@ -105,28 +105,25 @@ int run_gesture(const Options& options) {
       static_cast<double>(input_events) / static_cast<double>(train.size()),
       std::chrono::duration<double>(Clock::now() - t_start).count());
 
-  using P = ContinuousEgruParams<double>;
-  P::RandomInit init;
-  init.weight_scale = 1.0;
-  init.bias_z = 0.3;
-  init.bias_spread = 0.2;
-  init.threshold = 0.3;
-  P p = P::random(job.units, d, job.seed, init);
-  p.tau_m = 20;
-  p.tau_o = 50;
-  p.window_input = 20;
-  p.window_recurrent = 20;
-  Network<double> net;
-  net.add_layer(std::make_unique<ContinuousEgruLayer<double>>(std::make_shared<P>(p)));
-  Readout<double> ro;
-  ro.W_o.resize(11, job.units);
-  std::mt19937_64 rng(job.seed + 1);
-  for (Index j = 0; j < ro.W_o.cols(); ++j)
-    for (Index i = 0; i < ro.W_o.rows(); ++i)
-      ro.W_o(i, j) =
-          ((static_cast<double>(rng() >> 11) * 0x1.0p-53) * 2 - 1) / std::sqrt(job.units);
-  ro.b_o.setZero(11);
-  net.set_readout(ro);
+  // The network as a configuration: the layer is seeded with job.seed, the readout with
+  // job.seed + 1 (io/network_config.hpp).
+  NetworkConfig ncfg;
+  ncfg.seed = job.seed;
+  ncfg.input_channels = d;
+  LayerConfig layer;
+  layer.type = "continuous_egru";
+  layer.units = job.units;
+  layer.tau_m = 20;
+  layer.tau_o = 50;
+  layer.window_input = 20;
+  layer.window_recurrent = 20;
+  layer.threshold = 0.3;
+  layer.weight_scale = 1.0;
+  layer.bias_z = 0.3;
+  layer.bias_spread = 0.2;
+  ncfg.layers = {layer};
+  ncfg.readout_classes = 11;
+  const Network<double> net = build_network<double>(ncfg);
 
   TrainConfig tc;
   tc.loss = LossKind::kSoftmaxCrossEntropy;

@@ -20,18 +20,14 @@
 #include <cmath>
 #include <limits>
 
+#include "models/egru_gates.hpp"
+
 namespace egret {
 
 template <class Scalar>
-struct BoxEgruCell {
-  using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
-
-  static Scalar sigmoid(Scalar a) { return Scalar(1) / (Scalar(1) + std::exp(-a)); }
-  static Scalar update_gate(Scalar a_u) { return sigmoid(a_u); }
-  static Scalar reset_gate(Scalar a_r) { return sigmoid(a_r); }
-  static Scalar candidate(Scalar a_z) {
-    return Scalar(1) - Scalar(2) / (Scalar(1) + std::exp(Scalar(2) * a_z));
-  }
+struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
+  using Array = typename EgruGates<Scalar>::Array;
+  using EgruGates<Scalar>::gates;
 
   // Closed-form flow: c(t0 + dt) = c0 + (z - c0) (1 - exp(-u dt / tau_m)) with the gates held
   // at (u, z); dt = 0 returns c0 exactly.
@@ -56,10 +52,6 @@ struct BoxEgruCell {
 
   // ---- Derivatives (used by the adjoint, adjoint/continuous_egru_backward.hpp).
 
-  // Gates as functions of their pre-activations: du/da_u = u (1 - u), dz/da_z = 1 - z^2.
-  static Scalar sigmoid_derivative(Scalar s) { return s * (Scalar(1) - s); }
-  static Scalar candidate_derivative(Scalar z) { return Scalar(1) - z * z; }
-
   // Partial derivatives of the time to crossing dt* = (tau_m/u) ln((z - c0)/(z - theta)),
   // given dt* itself (c0 < theta < z):
   //   d/dc0 = -(tau_m/u) / (z - c0)              d/dtheta = (tau_m/u) / (z - theta)
@@ -82,12 +74,6 @@ struct BoxEgruCell {
   // c <- flow(c, u, z, dt, tau_m), in place.
   static void advance(Array& c, const Array& u, const Array& z, Scalar dt, Scalar tau_m) {
     c += (z - c) * (Scalar(1) - (u * (-dt / tau_m)).exp());
-  }
-
-  // u = sigmoid(a_u), z = tanh(a_z).
-  static void gates(const Array& a_u, const Array& a_z, Array& u, Array& z) {
-    u = (Scalar(1) + (-a_u).exp()).inverse();
-    z = Scalar(1) - Scalar(2) * (Scalar(1) + (Scalar(2) * a_z).exp()).inverse();
   }
 
   // Backward through the flow over dt: with c_end = flow(c0, u, z, dt, tau_m) and the adjoint

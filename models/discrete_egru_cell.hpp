@@ -11,18 +11,13 @@
 #include <Eigen/Core>
 #include <cmath>
 
+#include "models/egru_gates.hpp"
+
 namespace egret {
 
 template <class Scalar>
-struct DiscreteEgruCell {
-  using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
-
-  static Scalar sigmoid(Scalar a) { return Scalar(1) / (Scalar(1) + std::exp(-a)); }
-  static Scalar update_gate(Scalar a_u) { return sigmoid(a_u); }
-  static Scalar reset_gate(Scalar a_r) { return sigmoid(a_r); }
-  static Scalar candidate(Scalar a_z) {
-    return Scalar(1) - Scalar(2) / (Scalar(1) + std::exp(Scalar(2) * a_z));
-  }
+struct DiscreteEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
+  using Array = typename EgruGates<Scalar>::Array;
 
   // c_k from the gates, the previous state and the previous output.
   static Scalar next_state(Scalar u, Scalar z, Scalar c_prev, Scalar y_prev) {
@@ -34,8 +29,8 @@ struct DiscreteEgruCell {
   // Array form of one step for all units: c <- next_state(u(a_u), z(a_z), c, y), y <- output.
   template <class AU, class AZ>
   static void step(const AU& a_u, const AZ& a_z, const Array& theta, Array& c, Array& y) {
-    const Array u = (Scalar(1) + (-a_u).exp()).inverse();
-    const Array z = Scalar(1) - Scalar(2) * (Scalar(1) + (Scalar(2) * a_z).exp()).inverse();
+    Array u, z;
+    EgruGates<Scalar>::gates(a_u, a_z, u, z);
     c = u * z + (Scalar(1) - u) * c - y;
     y = (c - theta > Scalar(0)).select(c, Scalar(0));
   }
