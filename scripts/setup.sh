@@ -18,6 +18,7 @@ PACKAGES=(
   python3 python3-numpy python3-matplotlib  # figures (scripts/plot_*.py, Debian's /usr/bin/python3)
   python3-h5py python3-pytest          # Python-side tests of the HDF5 files
   pybind11-dev python3-dev             # the Python module (build/python/egret)
+  python3-torch python3-tqdm           # egret.torch, distributed training, Python examples
 )
 
 missing=()

@@ -1,9 +1,119 @@
 """egret: event-driven simulation of activity-sparse recurrent networks (continuous-time EGRU)
 with exact event-based gradients.
 
-The compiled core is `egret._egret` (pybind11). Build it with the project's CMake
-(`bash scripts/build.sh`); then `PYTHONPATH=build/python /usr/bin/python3 -c "import egret"`.
-"""
-from ._egret import Network  # noqa: F401
+The compiled core is ``egret._egret`` (pybind11), built by the project's CMake
+(``bash scripts/build.sh``) into ``build/python/egret``. Use it with Debian's interpreter::
 
-__all__ = ["Network"]
+    PYTHONPATH=build/python /usr/bin/python3 -c "import egret"
+
+or install it (``/usr/bin/python3 -m pip install --no-build-isolation .``, see the README).
+
+Main pieces:
+
+* :class:`Network` -- a network from a JSON configuration (str or dict); ``simulate``,
+  ``simulate_batch`` (TBB), ``loss_and_gradient`` (exact gradients), ``forward``/``backward``,
+  ``parameters``/``set_parameters`` (numpy), checkpoints and HDF5 traces.
+* :class:`Sample` -- one input sequence (times in ms, channels, values) with readouts and targets.
+* event-camera files and transforms: :func:`read_events`, :func:`to_input`, :func:`downsample`,
+  :func:`denoise`, ..., the DVS128 Gesture layout (:func:`load_gesture_split`) and the synthetic
+  generator (:func:`write_synthetic_gesture_dataset`).
+* :mod:`egret.torch` -- autograd integration (``EventNetwork``, ``ContinuousEGRU``).
+
+Errors from C++ arrive as ``ValueError`` (bad input) or ``RuntimeError`` with the C++ message.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._egret import (  # noqa: F401
+    CAMERA_EVENT_DTYPE,
+    GESTURE_CLASSES,
+    ForwardBatch,
+    Network,
+    Sample,
+    as_camera_events,
+    crop,
+    crop_time,
+    delay_copy_trials,
+    denoise,
+    downsample,
+    emulate_events_from_frames,
+    load_gesture_split,
+    merge_polarities,
+    read_checkpoint,
+    read_events,
+    read_trace,
+    refractory_period,
+    slice_by_time,
+    to_frames,
+    to_input,
+    write_aedat31,
+    write_evt3,
+    write_synthetic_gesture_dataset,
+)
+
+__version__ = "0.1.0"
+
+
+def camera_sample(
+    events: np.ndarray,
+    sensor_size: Tuple[int, int],
+    *,
+    bin_length: int,
+    end_time: float,
+    readout_times: Optional[Sequence[float]] = None,
+    readout_windows: Optional[Sequence[Tuple[float, float]]] = None,
+    labels=None,
+    coalesce: str = "sum",
+    merged_polarity: bool = False,
+    t0: int = 0,
+) -> Sample:
+    """A :class:`Sample` from camera events (structured x, y, p, t array, t in microseconds).
+
+    Events are coalesced per channel ``(p, y, x)`` and time bin of ``bin_length`` microseconds
+    (:func:`to_input`); ``end_time`` and readouts are in milliseconds relative to ``t0``.
+    """
+    t, channel, value, channels = to_input(
+        events, sensor_size, bin_length, coalesce=coalesce, merged_polarity=merged_polarity, t0=t0
+    )
+    return Sample(
+        t,
+        channel,
+        value,
+        channels=channels,
+        end_time=end_time,
+        readout_times=readout_times,
+        readout_windows=readout_windows,
+        labels=labels,
+    )
+
+
+__all__ = [
+    "CAMERA_EVENT_DTYPE",
+    "GESTURE_CLASSES",
+    "ForwardBatch",
+    "Network",
+    "Sample",
+    "as_camera_events",
+    "camera_sample",
+    "crop",
+    "crop_time",
+    "delay_copy_trials",
+    "denoise",
+    "downsample",
+    "emulate_events_from_frames",
+    "load_gesture_split",
+    "merge_polarities",
+    "read_checkpoint",
+    "read_events",
+    "read_trace",
+    "refractory_period",
+    "slice_by_time",
+    "to_frames",
+    "to_input",
+    "write_aedat31",
+    "write_evt3",
+    "write_synthetic_gesture_dataset",
+]

@@ -1,6 +1,7 @@
 """The Python module egret._egret: the same simulation as the CLI, exact gradients against
-finite differences taken from Python, numpy parameter round trips, and C++ errors as Python
-exceptions with the same messages."""
+finite differences taken from Python, numpy parameter round trips, batches (TBB) equal to
+single runs, checkpoints and traces from Python, and C++ errors as Python exceptions with the
+same messages."""
 import json
 
 import numpy as np
@@ -31,6 +32,12 @@ def events(n=120, seed=0):
     return t, rng.integers(0, 4, n), rng.uniform(0.5, 1.5, n)
 
 
+def sample(seed=0, labels=(1, 2), n=120):
+    t, ch, v = events(n, seed)
+    return egret.Sample(t, ch, v, channels=4, end_time=40.0,
+                        readout_windows=[(10.0, 25.0), (20.0, 39.0)], labels=list(labels))
+
+
 def test_simulate_matches_the_cli(egret_bin, tmp_path):
     cfg = config()
     (tmp_path / "net.json").write_text(json.dumps(cfg))
@@ -42,30 +49,30 @@ def test_simulate_matches_the_cli(egret_bin, tmp_path):
              "--trace", tmp_path / "trace.csv"])
     assert r.returncode == 0, r.stderr
     cli = np.loadtxt(tmp_path / "trace.csv", delimiter=",", skiprows=1)
-    py = egret.Network(json.dumps(cfg)).simulate(t, ch, v, end_time=40.0)
+    py = egret.Network(cfg).simulate(t, ch, v, end_time=40.0)
     assert len(py["time"]) == cli.shape[0] > 20
     assert np.array_equal(py["time"], cli[:, 0])
     assert np.array_equal(py["layer"], cli[:, 1].astype(int))
     assert np.array_equal(py["unit"], cli[:, 2].astype(int))
     assert np.array_equal(py["value"], cli[:, 3])
+    assert py["events_per_layer"] == [int((cli[:, 1] == 0).sum()), int((cli[:, 1] == 1).sum())]
 
 
 def test_gradients_equal_finite_differences():
     cfg = json.dumps(config())
-    t, ch, v = events()
-    kw = dict(end_time=40.0, readout_windows=[(10.0, 25.0), (20.0, 39.0)], loss="softmax_cross_entropy",
-              targets=[1, 2])
+    s = sample()
     net = egret.Network(cfg)
-    loss, grad = net.loss_and_gradient(t, ch, v, **kw)
+    loss, grad, stats = net.loss_and_gradient(s)
+    assert stats["total"] == 2
     base = net.parameters()
-    ref_units = net.simulate(t, ch, v, end_time=40.0)["unit"]
+    ref_units = net.simulate(s.t, s.channel, s.value, end_time=40.0)["unit"]
     rng = np.random.default_rng(1)
     checked, worst = 0, 0.0
     for name, value in base.items():
         if np.isscalar(value):
             entries = [None]
         else:
-            entries = [tuple(rng.integers(0, s) for s in np.shape(value)) for _ in range(3)]
+            entries = [tuple(rng.integers(0, n) for n in np.shape(value)) for _ in range(3)]
         for idx in entries:
             fd = []
             for h in (1e-5, -1e-5, 5e-6, -5e-6):
@@ -76,10 +83,11 @@ def test_gradients_equal_finite_differences():
                     p[name][idx] += h
                 q = egret.Network(cfg)
                 q.set_parameters(p)
-                if not np.array_equal(q.simulate(t, ch, v, end_time=40.0)["unit"], ref_units):
+                if not np.array_equal(q.simulate(s.t, s.channel, s.value, end_time=40.0)["unit"],
+                                      ref_units):
                     fd = None
                     break
-                fd.append(q.loss_and_gradient(t, ch, v, **kw)[0])
+                fd.append(q.loss_and_gradient(s)[0])
             if fd is None:
                 continue
             d1, d2 = (fd[0] - fd[1]) / 2e-5, (fd[2] - fd[3]) / 1e-5
@@ -93,26 +101,127 @@ def test_gradients_equal_finite_differences():
     print(f"{checked} gradient entries from Python, worst relative error {worst:.2e}")
 
 
+def test_batch_equals_mean_of_single_samples_for_any_thread_count():
+    net = egret.Network(config())
+    samples = [sample(seed=k, labels=(k % 3, (k + 1) % 3)) for k in range(7)]
+    singles = [net.loss_and_gradient(s) for s in samples]
+    for threads in (1, 2):
+        loss, grad, stats = net.loss_and_gradient(samples, threads=threads)
+        assert loss == pytest.approx(np.mean([x[0] for x in singles]), rel=1e-14)
+        assert stats["total"] == 14
+        assert stats["correct"] == sum(x[2]["correct"] for x in singles)
+        for name in grad:
+            mean = sum(np.asarray(x[1][name]) for x in singles) / len(samples)
+            np.testing.assert_allclose(grad[name], mean, rtol=1e-12, atol=1e-15)
+    one = net.loss_and_gradient(samples, threads=1)
+    two = net.loss_and_gradient(samples, threads=2)
+    assert one[0] == two[0] and all(np.array_equal(one[1][k], two[1][k]) for k in one[1])
+    sims = net.simulate_batch(samples, threads=2)
+    for s, r in zip(samples, sims):
+        ref = net.simulate(s.t, s.channel, s.value, end_time=40.0,
+                           readout_windows=s.readout_windows)
+        assert np.array_equal(r["time"], ref["time"]) and np.array_equal(r["unit"], ref["unit"])
+        assert np.array_equal(r["logits"][1], ref["logits"][1])
+
+
+def test_forward_backward_equals_loss_and_gradient():
+    net = egret.Network(config())
+    samples = [sample(seed=k, labels=(k % 3, 2)) for k in range(4)]
+    fb = net.forward(samples)
+    assert fb.traces.shape == (4, 2, 3) and fb.logits.shape == (4, 2, 3)
+    # dL/dlogits of the mean softmax cross-entropy, by hand
+    z = fb.logits
+    p = np.exp(z - z.max(axis=2, keepdims=True))
+    p /= p.sum(axis=2, keepdims=True)
+    y = np.zeros_like(p)
+    for i, s in enumerate(samples):
+        for j, label in enumerate(s.labels):
+            y[i, j, label] = 1
+    grad = fb.backward(d_logits=(p - y) / (4 * 2))
+    _, ref, _ = net.loss_and_gradient(samples)
+    for name in ref:
+        np.testing.assert_allclose(grad[name], ref[name], rtol=1e-12, atol=1e-15, err_msg=name)
+    with pytest.raises(ValueError, match=r"d_logits: expected shape \(4, 2, 3\)"):
+        net.forward(samples).backward(d_logits=np.zeros((4, 3)))
+    with pytest.raises(ValueError, match="exactly one of d_traces and d_logits"):
+        net.forward(samples).backward()
+
+
 def test_parameters_round_trip_and_checks():
     net = egret.Network(json.dumps(config()))
     p = net.parameters()
     net.set_parameters(p)
     q = net.parameters()
-    assert all(np.array_equal(p[k], q[k]) for k in p)
+    assert set(p) == set(q) and all(np.array_equal(p[k], q[k]) for k in p)
+    assert p["layer0.U_u"].shape == (6, 4) and p["layer0.V_z"].shape == (6, 6)
+    assert p["layer1.U_u"].shape == (3, 6) and p["readout.W_o"].shape == (3, 3)
     theta = p["layer0.theta"].copy()
     theta[2] = 0.45
     net.set_parameters({"layer0.theta": theta})
     assert net.parameters()["layer0.theta"][2] == 0.45
     with pytest.raises(ValueError, match=r"layer0.U_u: expected shape \(6, 4\)"):
         net.set_parameters({"layer0.U_u": np.zeros((4, 6))})
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match="NaN or infinite entry at index 1"):
         net.set_parameters({"layer1.b_z": np.array([0.0, np.nan, 0.0])})
+    with pytest.raises(ValueError, match="layer0.tau_m: NaN or infinite"):
+        net.set_parameters({"layer0.tau_m": float("inf")})
     bad = theta.copy()
     bad[0] = -1.0
     with pytest.raises(ValueError, match=r"theta\[0\] must be > 0"):
         net.set_parameters({"layer0.theta": bad})
     with pytest.raises(ValueError, match="unknown parameter 'layer0.W'"):
         net.set_parameters({"layer0.W": np.zeros(3)})
+    with pytest.raises(ValueError, match="expected an array of numbers"):
+        net.set_parameters({"layer0.b_u": "abc"})
+    # nothing was half-applied by the failed calls
+    assert net.parameters()["layer0.theta"][2] == 0.45 and net.parameters()["layer0.theta"][0] > 0
+
+
+def test_checkpoint_and_trace_from_python(tmp_path, egret_bin):
+    net = egret.Network(config())
+    p = net.parameters()
+    p["layer0.theta"] = p["layer0.theta"] + 0.05
+    net.set_parameters(p)
+    net.save_checkpoint(str(tmp_path / "ckpt.h5"), epoch=7)
+    raw = egret.read_checkpoint(str(tmp_path / "ckpt.h5"))
+    assert raw["epoch"] == 7 and json.loads(raw["configuration"]) == config()
+    back = egret.Network.load_checkpoint(str(tmp_path / "ckpt.h5"))
+    q = back.parameters()
+    for k in p:  # theta goes through softplus and back: equal to rounding
+        np.testing.assert_allclose(q[k], p[k], rtol=1e-14, atol=1e-15, err_msg=k)
+    samples = [sample(seed=k) for k in range(3)]
+    n = net.write_trace(str(tmp_path / "trace.h5"), samples, labels=[0, 1, 2])
+    tr = egret.read_trace(str(tmp_path / "trace.h5"))
+    sims = net.simulate_batch(samples)
+    assert n == sum(len(r["time"]) for r in sims) > 0
+    assert list(tr["sample_label"]) == [0, 1, 2]
+    layer0 = tr["layers"][0]
+    offsets = layer0["sample_offsets"]
+    for k, r in enumerate(sims):
+        mine = r["layer"] == 0
+        got = layer0["timestamps"][offsets[k]:offsets[k + 1]] - tr["sample_start"][k]
+        np.testing.assert_allclose(got, r["time"][mine], rtol=0, atol=1e-12)
+        assert np.array_equal(layer0["node_ids"][offsets[k]:offsets[k + 1]], r["unit"][mine])
+    r = run([egret_bin, "inspect", tmp_path / "trace.h5"])
+    assert r.returncode == 0 and "layer0" in r.stdout
+    with pytest.raises(RuntimeError, match="not an egret checkpoint"):
+        egret.Network.load_checkpoint(str(tmp_path / "trace.h5"))
+
+
+def test_checkpoint_written_by_egret_train_loads(tmp_path, egret_bin, root):
+    cfg = json.loads((root / "examples" / "delay_copy.json").read_text())
+    cfg["training"]["epochs"] = 2
+    cfg["output"]["dir"] = str(tmp_path / "out")
+    (tmp_path / "train.json").write_text(json.dumps(cfg))
+    r = run([egret_bin, "train", "--config", tmp_path / "train.json"])
+    assert r.returncode == 0, r.stderr
+    net = egret.Network.load_checkpoint(str(tmp_path / "out" / "checkpoint.h5"))
+    assert net.units == [2] and net.readout_classes == 2
+    raw = egret.read_checkpoint(str(tmp_path / "out" / "checkpoint.h5"))
+    assert raw["epoch"] == 2 and len(raw["adam_m"]) == len(raw["values"]) == 44
+    p = net.parameters()
+    theta = np.log1p(np.exp(raw["values"][36:38]))  # softplus(rho), the layout of train/parameters.hpp
+    np.testing.assert_allclose(p["layer0.theta"], theta, rtol=1e-15)
 
 
 def test_errors_from_cpp_arrive_with_their_messages():
@@ -126,11 +235,39 @@ def test_errors_from_cpp_arrive_with_their_messages():
         net.simulate(t_bad, ch, end_time=40.0)
     with pytest.raises(ValueError, match=r"channel out of range \[0, 4\)"):
         net.simulate(t, ch + 10, end_time=40.0)
+    with pytest.raises(ValueError, match="entry 2 is not an integer"):
+        net.simulate(t, np.array([0, 1, 2.5, 0, 0, 0, 0, 0, 0, 0]), end_time=40.0)
+    with pytest.raises(ValueError, match="expected integers, got dtype <U1"):
+        net.simulate(t, np.array(list("abcdefghij")), end_time=40.0)
+    with pytest.raises(ValueError, match="expected a 1-D array"):
+        net.simulate(t.reshape(2, 5), ch.reshape(2, 5), end_time=40.0)
     with pytest.raises(ValueError, match="readout window"):
         net.simulate(t, ch, end_time=40.0, readout_windows=[(30.0, 20.0)])
+    with pytest.raises(ValueError, match="end_time must be finite and > 0"):
+        net.simulate(t, ch, end_time=float("nan"))
+    with pytest.raises(ValueError, match="input events after end_time"):
+        net.simulate(t, ch, end_time=5.0)
     with pytest.raises(ValueError, match="unknown key 'tau_mm'"):
         c = config()
         c["layers"][0]["tau_mm"] = 1
-        egret.Network(json.dumps(c))
+        egret.Network(c)
     with pytest.raises(ValueError, match="unknown loss"):
-        net.loss_and_gradient(t, ch, end_time=40.0, readout_windows=[(1.0, 2.0)], loss="hinge", targets=[0])
+        net.loss_and_gradient(sample(), loss="hinge")
+    with pytest.raises(ValueError, match="2 labels for 1 readouts"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[20.0], labels=[0, 1])
+    with pytest.raises(ValueError, match=r"targets must have shape \(readouts = 2, outputs\)"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[20.0, 30.0],
+                     targets=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="has no targets for binary_cross_entropy"):
+        net.loss_and_gradient(sample(), loss="binary_cross_entropy")
+    with pytest.raises(ValueError, match="label 5 out of range"):
+        net.loss_and_gradient(sample(labels=(5, 0)))
+    with pytest.raises(ValueError, match="sample 0 has 5 channels, the network 4"):
+        net.loss_and_gradient(egret.Sample(t, ch, channels=5, end_time=40.0, readout_times=[20.0],
+                                           labels=0))
+    with pytest.raises(ValueError, match="sample 1 has 1 readouts, sample 0 has 2"):
+        net.forward([sample(), egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[9.0])])
+    with pytest.raises(ValueError, match="expected an egret.Sample or a sequence"):
+        net.forward([1, 2])
+    with pytest.raises(ValueError, match="empty batch"):
+        net.forward([])

@@ -1,0 +1,183 @@
+"""PyTorch integration: egret's event-driven networks as ``torch.nn.Module``.
+
+The forward pass runs in C++ (event-driven, TBB over the batch) and records the adjoint tapes;
+the backward pass is egret's exact event-based adjoint (EventProp-style), so the gradients are
+egret's own, and everything downstream of the readouts (a ``torch.nn.Linear``, any loss, torch
+optimizers, schedulers, ``DistributedDataParallel``) is ordinary PyTorch.
+
+* :class:`EventNetwork` -- a network from an egret configuration (str or dict). Its forward takes
+  a list of :class:`egret.Sample` and returns the readout logits ``(B, R, classes)`` if the
+  configuration has a readout (then an ``nn.Linear`` initialised from egret's readout), else the
+  readouts of the last layer's output trace ``(B, R, units)``.
+* :class:`ContinuousEGRU` -- one continuous-time EGRU layer (box kernel), readouts of its output
+  trace ``(B, R, units)``: compose it with torch modules.
+
+Parameters are float64 tensors. Thresholds are trained as ``theta = softplus(theta_rho)`` (always
+positive, as ``egret train`` does); time constants are buffers unless
+``train_time_constants=True`` (then ``tau = exp(log_tau)``).
+"""
+from __future__ import annotations
+
+import json
+from typing import Dict, List, Optional, Sequence, Union
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import _egret
+
+_MATRICES = ("U_u", "U_r", "U_z", "V_u", "V_r", "V_z", "b_u", "b_r", "b_z")
+
+
+def _softplus_inverse(y: np.ndarray) -> np.ndarray:
+    # log(exp(y) - 1), stable for large y
+    return y + np.log(-np.expm1(-y))
+
+
+class _EventNetworkFunction(torch.autograd.Function):
+    """Forward: egret's event-driven simulation of a batch with adjoint tapes, returning the
+    readouts of the last layer's output trace. Backward: egret's exact adjoint sweep."""
+
+    @staticmethod
+    def forward(ctx, core, samples, threads, names, *tensors):  # type: ignore[override]
+        params = {}
+        for name, t in zip(names, tensors):
+            a = t.detach().to(torch.float64).cpu().numpy()
+            params[name] = float(a) if a.ndim == 0 else a
+        batch = core.forward(samples, parameters=params, threads=threads)
+        ctx.batch = batch
+        ctx.names = names
+        ctx.shapes = [t.shape for t in tensors]
+        return torch.from_numpy(batch.traces)
+
+    @staticmethod
+    def backward(ctx, grad_traces):  # type: ignore[override]
+        batch = ctx.batch
+        ctx.batch = None  # the tapes are used once
+        if batch is None:
+            raise RuntimeError("egret: backward through the same forward pass twice is not supported")
+        grads = batch.backward(d_traces=grad_traces.detach().to(torch.float64).contiguous().numpy())
+        out = [torch.as_tensor(np.asarray(grads[n]), dtype=torch.float64).reshape(s)
+               for n, s in zip(ctx.names, ctx.shapes)]
+        return (None, None, None, None, *out)
+
+
+class _LayerParameters(nn.Module):
+    """The trainable parameters of one continuous EGRU layer."""
+
+    def __init__(self, values: Dict[str, np.ndarray], train_time_constants: bool):
+        super().__init__()
+        for name in _MATRICES:
+            setattr(self, name, nn.Parameter(torch.tensor(values[name], dtype=torch.float64)))
+        self.theta_rho = nn.Parameter(torch.tensor(_softplus_inverse(np.asarray(values["theta"])),
+                                                   dtype=torch.float64))
+        log_tau = torch.tensor([np.log(values["tau_m"]), np.log(values["tau_o"])], dtype=torch.float64)
+        self.train_time_constants = train_time_constants
+        if train_time_constants:
+            self.log_tau = nn.Parameter(log_tau)
+        else:
+            self.register_buffer("log_tau", log_tau)
+
+    def natural(self) -> Dict[str, torch.Tensor]:
+        """The layer's parameters in egret's coordinates (theta > 0, tau > 0), differentiable."""
+        out = {name: getattr(self, name) for name in _MATRICES}
+        out["theta"] = nn.functional.softplus(self.theta_rho)
+        tau = torch.exp(self.log_tau)
+        out["tau_m"], out["tau_o"] = tau[0], tau[1]
+        return out
+
+
+class EventNetwork(nn.Module):
+    """An egret network (continuous EGRU layers) as a torch module.
+
+    Args:
+        config: the network configuration (JSON text or dict, the format of
+            ``egret simulate --config``; docs/formats.md). Every layer must be ``continuous_egru``.
+        train_time_constants: train tau_m and tau_o of every layer (as exp(log tau)).
+        threads: TBB threads for a batch (0: all cores).
+    """
+
+    def __init__(self, config: Union[str, dict], *, train_time_constants: bool = False,
+                 threads: int = 0):
+        super().__init__()
+        self.core = _egret.Network(config)
+        self.threads = threads
+        bad = [t for t in self.core.layer_types if t != "continuous_egru"]
+        if bad:
+            raise ValueError(f"EventNetwork: only continuous_egru layers have exact gradients, got {bad}")
+        values = self.core.parameters()
+        self.layers = nn.ModuleList(
+            _LayerParameters({k.split(".", 1)[1]: v for k, v in values.items()
+                              if k.startswith(f"layer{l}.")}, train_time_constants)
+            for l in range(self.core.layers))
+        classes = self.core.readout_classes
+        self.readout: Optional[nn.Linear] = None
+        if classes > 0:
+            self.readout = nn.Linear(self.core.units[-1], classes, dtype=torch.float64)
+            with torch.no_grad():
+                self.readout.weight.copy_(torch.from_numpy(values["readout.W_o"]))
+                self.readout.bias.copy_(torch.from_numpy(values["readout.b_o"]))
+
+    def layer_parameters(self) -> Dict[str, torch.Tensor]:
+        """All layers' parameters by egret name ("layer0.theta", ...), natural coordinates."""
+        out = {}
+        for l, layer in enumerate(self.layers):
+            for k, v in layer.natural().items():
+                out[f"layer{l}.{k}"] = v
+        return out
+
+    def traces(self, samples: Union[_egret.Sample, Sequence[_egret.Sample]]) -> torch.Tensor:
+        """Readouts of the last layer's output trace, (B, R, units), differentiable."""
+        if isinstance(samples, _egret.Sample):
+            samples = [samples]
+        params = self.layer_parameters()
+        names = tuple(params)
+        return _EventNetworkFunction.apply(self.core, list(samples), self.threads, names,
+                                           *params.values())
+
+    def forward(self, samples: Union[_egret.Sample, Sequence[_egret.Sample]]) -> torch.Tensor:
+        """Logits (B, R, classes) with a readout, else the output-trace readouts (B, R, units)."""
+        o = self.traces(samples)
+        return self.readout(o) if self.readout is not None else o
+
+    def to_network(self) -> _egret.Network:
+        """An :class:`egret.Network` with the current parameters (for simulate, traces, checkpoints)."""
+        net = _egret.Network(self.core.config)
+        with torch.no_grad():
+            values = {k: (float(v) if v.ndim == 0 else v.detach().cpu().numpy())
+                      for k, v in self.layer_parameters().items()}
+            if self.readout is not None:
+                values["readout.W_o"] = self.readout.weight.detach().cpu().numpy()
+                values["readout.b_o"] = self.readout.bias.detach().cpu().numpy()
+        net.set_parameters(values)
+        return net
+
+
+class ContinuousEGRU(EventNetwork):
+    """One continuous-time EGRU layer (box kernel) driven by input events.
+
+    ``forward(samples)`` returns the readouts of the layer's output trace o(t), (B, R, units);
+    compose it with torch modules (e.g. ``nn.Linear`` for logits).
+    """
+
+    def __init__(self, input_channels: int, units: int, *, tau_m: float = 20.0, tau_o: float = 20.0,
+                 window_input: float = 20.0, window_recurrent: float = 20.0,
+                 threshold: float = 0.3, weight_scale: float = 1.0, bias_z: float = 0.3,
+                 bias_spread: float = 0.2, seed: int = 1, train_time_constants: bool = False,
+                 threads: int = 0):
+        config = {
+            "seed": seed,
+            "input_channels": input_channels,
+            "layers": [{
+                "type": "continuous_egru", "units": units, "tau_m": tau_m, "tau_o": tau_o,
+                "window_input": window_input, "window_recurrent": window_recurrent,
+                "threshold": threshold,
+                "init": {"weight_scale": weight_scale, "bias_z": bias_z, "bias_spread": bias_spread},
+            }],
+        }
+        super().__init__(json.dumps(config), train_time_constants=train_time_constants,
+                         threads=threads)
+
+
+__all__ = ["EventNetwork", "ContinuousEGRU"]

@@ -1,0 +1,13 @@
+// The parts of the Python module egret._egret, one function per binding file.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace egret::python {
+
+void bind_network(pybind11::module_& m);  // Network, Sample, ForwardBatch
+void bind_camera(pybind11::module_& m);   // event-camera files, transforms, gesture datasets
+void bind_files(pybind11::module_& m);    // HDF5 traces and checkpoints
+void bind_tasks(pybind11::module_& m);    // task generators (delay-copy)
+
+}  // namespace egret::python

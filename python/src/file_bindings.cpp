@@ -1,0 +1,68 @@
+// Python bindings of egret's HDF5 files: event traces (read back as numpy arrays) and the raw
+// contents of checkpoints. Writing goes through egret.Network (write_trace, save_checkpoint).
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "io/checkpoint.hpp"
+#include "io/trace_file.hpp"
+#include "python/src/bindings.hpp"
+#include "python/src/numpy_conversions.hpp"
+
+namespace egret::python {
+
+void bind_files(py::module_& m) {
+  m.def(
+      "read_trace",
+      [](const std::string& path) {
+        TraceData d;
+        {
+          py::gil_scoped_release release;
+          d = read_trace_file(path);
+        }
+        py::list layers;
+        for (const auto& l : d.layers) {
+          py::dict x;
+          x["name"] = l.name;
+          x["type"] = l.type;
+          x["sorting"] = l.sorting;
+          x["timestamps"] = vector_to_numpy(l.timestamps);
+          x["node_ids"] = vector_to_numpy(l.node_ids);
+          x["values"] = vector_to_numpy(l.values);
+          x["sample_offsets"] = vector_to_numpy(l.sample_offsets);
+          x["metrics"] = l.metrics;
+          layers.append(x);
+        }
+        py::dict out;
+        out["layers"] = layers;
+        out["sample_start"] = vector_to_numpy(d.sample_start);
+        out["sample_duration"] = vector_to_numpy(d.sample_duration);
+        out["sample_label"] = vector_to_numpy(d.sample_label);
+        out["provenance"] = d.provenance;
+        out["snapshot_times"] = vector_to_numpy(d.snapshot_times);
+        return out;
+      },
+      py::arg("path"),
+      "Read an egret HDF5 event trace (checked): {layers: [{name, type, sorting, timestamps [ms], "
+      "node_ids, values, sample_offsets, metrics}], sample_start, sample_duration, sample_label, "
+      "provenance, snapshot_times}.");
+  m.def(
+      "read_checkpoint",
+      [](const std::string& path) {
+        const Checkpoint c = read_checkpoint(path);
+        py::dict out;
+        out["configuration"] = c.config_text;
+        out["epoch"] = c.epoch;
+        out["values"] = vector_to_numpy(c.values);
+        out["adam_m"] = vector_to_numpy(c.adam_m);
+        out["adam_v"] = vector_to_numpy(c.adam_v);
+        out["optimizer_steps"] = c.optimizer_steps;
+        return out;
+      },
+      py::arg("path"),
+      "The raw contents of a checkpoint: configuration text, epoch, flat trainable values "
+      "(training "
+      "coordinates) and optimizer state. Network.load_checkpoint builds the network.");
+}
+
+}  // namespace egret::python

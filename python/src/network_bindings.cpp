@@ -1,0 +1,708 @@
+// Python bindings of networks: egret.Network (build from a JSON configuration, simulate, exact
+// loss gradients, parameters as numpy arrays, checkpoints and HDF5 traces), egret.Sample (one
+// input sequence with its readouts and targets) and egret.ForwardBatch (a batch's forward pass
+// with its adjoint tapes, kept for a later backward pass: what egret.torch builds on).
+//
+// Batches run in parallel with TBB, each sample on a worker-local clone of the network, results
+// stored at the sample's index and gradients summed in sample order: the numbers do not depend on
+// the number of threads. The GIL is released while C++ runs.
+#include <pybind11/stl.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "adjoint/continuous_egru_backward.hpp"
+#include "adjoint/losses.hpp"
+#include "io/checkpoint.hpp"
+#include "io/network_config.hpp"
+#include "io/trace_file.hpp"
+#include "io/train_config.hpp"
+#include "python/src/bindings.hpp"
+#include "python/src/numpy_conversions.hpp"
+#include "python/src/sample.hpp"
+#include "sim/engine.hpp"
+#include "train/parameters.hpp"
+
+namespace egret::python {
+namespace {
+
+std::vector<const PySample*> as_samples(const py::handle& obj) {
+  std::vector<const PySample*> out;
+  if (py::isinstance<PySample>(obj)) {
+    out.push_back(&obj.cast<const PySample&>());
+    return out;
+  }
+  for (const auto& item : obj) {
+    if (!py::isinstance<PySample>(item))
+      throw std::invalid_argument("expected an egret.Sample or a sequence of egret.Sample");
+    out.push_back(&item.cast<const PySample&>());
+  }
+  if (out.empty()) throw std::invalid_argument("empty batch: no samples");
+  return out;
+}
+
+// Runs body(i, local_network) for i in [0, n) on TBB workers (threads <= 0: all cores).
+template <class Body>
+void parallel_samples(const Network<double>& net, std::size_t n, int threads, const Body& body) {
+  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n),
+                      [&](const tbb::blocked_range<std::size_t>& range) {
+                        Network<double> local = net.clone();
+                        for (std::size_t i = range.begin(); i != range.end(); ++i) body(i, local);
+                      });
+  });
+}
+
+// The per-layer fields shared by parameters and gradients, into `out` as "<prefix><name>".
+template <class T>
+void add_layer_fields(py::dict& out, const std::string& prefix, const T& x) {
+  out[py::str(prefix + "U_u")] = matrix_to_numpy(x.U_u);
+  out[py::str(prefix + "U_r")] = matrix_to_numpy(x.U_r);
+  out[py::str(prefix + "U_z")] = matrix_to_numpy(x.U_z);
+  out[py::str(prefix + "V_u")] = matrix_to_numpy(x.V_u);
+  out[py::str(prefix + "V_r")] = matrix_to_numpy(x.V_r);
+  out[py::str(prefix + "V_z")] = matrix_to_numpy(x.V_z);
+  out[py::str(prefix + "b_u")] = eigen_vector_to_numpy(x.b_u);
+  out[py::str(prefix + "b_r")] = eigen_vector_to_numpy(x.b_r);
+  out[py::str(prefix + "b_z")] = eigen_vector_to_numpy(x.b_z);
+  out[py::str(prefix + "theta")] = eigen_vector_to_numpy(x.theta);
+  out[py::str(prefix + "tau_m")] = x.tau_m;
+  out[py::str(prefix + "tau_o")] = x.tau_o;
+}
+
+py::dict gradient_to_dict(const Gradient<double>& g, bool with_readout) {
+  py::dict grads;
+  for (std::size_t l = 0; l < g.layers.size(); ++l)
+    add_layer_fields(grads, "layer" + std::to_string(l) + ".", g.layers[l]);
+  if (with_readout) {
+    grads["readout.W_o"] = matrix_to_numpy(g.W_o);
+    grads["readout.b_o"] = eigen_vector_to_numpy(g.b_o);
+  }
+  return grads;
+}
+
+py::dict result_to_dict(const SimResult<double>& r) {
+  const auto n = static_cast<py::ssize_t>(r.trace.size());
+  py::array_t<double> time(n), val(n);
+  py::array_t<std::int64_t> layer(n), unit(n);
+  auto tm = time.mutable_unchecked<1>();
+  auto vm = val.mutable_unchecked<1>();
+  auto lm = layer.mutable_unchecked<1>();
+  auto um = unit.mutable_unchecked<1>();
+  for (py::ssize_t i = 0; i < n; ++i) {
+    const auto& e = r.trace[static_cast<std::size_t>(i)];
+    tm(i) = e.time;
+    lm(i) = e.layer;
+    um(i) = e.unit;
+    vm(i) = e.value;
+  }
+  py::list readouts, logits, events_per_layer;
+  for (const auto& ro : r.readouts) {
+    readouts.append(vector_to_numpy(ro.trace));
+    logits.append(vector_to_numpy(ro.logits));
+  }
+  py::list counts;
+  for (const auto& l : r.layers) {
+    events_per_layer.append(l.events);
+    py::dict c;
+    c["units"] = l.units;
+    c["events"] = l.events;
+    c["inputs_received"] = l.inputs_received;
+    c["releases"] = l.releases;
+    c["internal_steps"] = l.internal_steps;
+    c["events_per_unit_per_s"] =
+        r.end_time > 0 && l.units > 0
+            ? static_cast<double>(l.events) / (static_cast<double>(l.units) * r.end_time * 1e-3)
+            : 0.0;
+    counts.append(c);
+  }
+  py::dict out;
+  out["time"] = time;
+  out["layer"] = layer;
+  out["unit"] = unit;
+  out["value"] = val;
+  out["readouts"] = readouts;
+  out["logits"] = logits;
+  out["events_per_layer"] = events_per_layer;
+  out["layer_counts"] = counts;
+  out["events_processed"] = r.events_processed;
+  out["end_time"] = r.end_time;
+  if (!r.snapshots.empty()) {  // {time: (K,), layers: [{variable: (K, N)}]}
+    std::vector<double> times;
+    for (const auto& s : r.snapshots) times.push_back(s.time);
+    py::list layers;
+    for (std::size_t l = 0; l < r.snapshots[0].layers.size(); ++l) {
+      py::dict vars;
+      for (const auto& [name, first] : r.snapshots[0].layers[l].variables) {
+        py::array_t<double> a(
+            {static_cast<py::ssize_t>(times.size()), static_cast<py::ssize_t>(first.size())});
+        auto w = a.mutable_unchecked<2>();
+        for (std::size_t k = 0; k < times.size(); ++k) {
+          const auto& v = r.snapshots[k].layers[l].at(name);
+          for (std::size_t j = 0; j < v.size(); ++j)
+            w(static_cast<py::ssize_t>(k), static_cast<py::ssize_t>(j)) = v[j];
+        }
+        vars[py::str(name)] = a;
+      }
+      layers.append(vars);
+    }
+    py::dict snap;
+    snap["time"] = vector_to_numpy(times);
+    snap["layers"] = layers;
+    out["snapshots"] = snap;
+  }
+  return out;
+}
+
+// A (B, R, width) array from per-sample readout vectors (trace or logits).
+template <class Get>
+py::array_t<double> stack_readouts(const std::vector<SimResult<double>>& results, Index width,
+                                   const Get& get) {
+  const auto b = static_cast<py::ssize_t>(results.size());
+  const auto r = static_cast<py::ssize_t>(results.empty() ? 0 : results[0].readouts.size());
+  py::array_t<double> a({b, r, static_cast<py::ssize_t>(width)});
+  auto m = a.mutable_unchecked<3>();
+  for (py::ssize_t i = 0; i < b; ++i)
+    for (py::ssize_t j = 0; j < r; ++j) {
+      const auto& v =
+          get(results[static_cast<std::size_t>(i)].readouts[static_cast<std::size_t>(j)]);
+      for (py::ssize_t k = 0; k < static_cast<py::ssize_t>(width); ++k)
+        m(i, j, k) = v[static_cast<std::size_t>(k)];
+    }
+  return a;
+}
+
+std::vector<std::vector<std::vector<double>>> unstack(const py::handle& obj, std::size_t b,
+                                                      std::size_t r, Index width,
+                                                      const std::string& name) {
+  const F64 a = py::cast<F64>(obj);
+  if (a.ndim() != 3 || static_cast<std::size_t>(a.shape(0)) != b ||
+      static_cast<std::size_t>(a.shape(1)) != r || a.shape(2) != width)
+    throw std::invalid_argument(name + ": expected shape (" + std::to_string(b) + ", " +
+                                std::to_string(r) + ", " + std::to_string(width) + ")");
+  std::vector<std::vector<std::vector<double>>> out(b);
+  const double* d = a.data();
+  for (std::size_t i = 0; i < b; ++i) {
+    out[i].resize(r);
+    for (std::size_t j = 0; j < r; ++j) {
+      out[i][j].assign(d, d + width);
+      for (double v : out[i][j])
+        if (!std::isfinite(v)) throw std::invalid_argument(name + ": NaN or infinite entry");
+      d += width;
+    }
+  }
+  return out;
+}
+
+// A batch's forward pass with tapes, for one backward pass later (egret.torch).
+class ForwardBatch {
+ public:
+  ForwardBatch(Network<double> net, std::vector<SimResult<double>> results,
+               std::vector<Tape<double>> tapes, std::vector<std::size_t> input_sizes, int threads)
+      : net_(std::move(net)),
+        results_(std::move(results)),
+        tapes_(std::move(tapes)),
+        input_sizes_(std::move(input_sizes)),
+        threads_(threads) {}
+  ForwardBatch(const ForwardBatch&) = delete;
+  ForwardBatch(ForwardBatch&&) = default;
+  ForwardBatch& operator=(const ForwardBatch&) = delete;
+  ForwardBatch& operator=(ForwardBatch&&) = default;
+
+  Index readout_width() const { return net_.layer(net_.size() - 1).units(); }
+  py::array_t<double> traces() const {
+    return stack_readouts(
+        results_, readout_width(),
+        [](const ReadoutRecord<double>& r) -> const std::vector<double>& { return r.trace; });
+  }
+  py::object logits() const {
+    if (!net_.readout()) return py::none();
+    return stack_readouts(
+        results_, net_.readout()->classes(),
+        [](const ReadoutRecord<double>& r) -> const std::vector<double>& { return r.logits; });
+  }
+  py::list results() const {
+    py::list out;
+    for (const auto& r : results_) out.append(result_to_dict(r));
+    return out;
+  }
+
+  // Gradients summed over the batch, given dL/d(readout traces) or dL/d(logits), (B, R, ·).
+  py::dict backward(const py::object& d_traces, const py::object& d_logits) {
+    if (d_traces.is_none() == d_logits.is_none())
+      throw std::invalid_argument("backward: give exactly one of d_traces and d_logits");
+    const std::size_t b = results_.size(), r = results_.empty() ? 0 : results_[0].readouts.size();
+    const bool via_logits = !d_logits.is_none();
+    if (via_logits && !net_.readout())
+      throw std::invalid_argument("backward: d_logits given but the network has no readout");
+    const auto upstream =
+        via_logits ? unstack(d_logits, b, r, net_.readout()->classes(), "backward: d_logits")
+                   : unstack(d_traces, b, r, readout_width(), "backward: d_traces");
+    std::vector<Gradient<double>> grads(b);
+    std::vector<BackwardReport> reports(b);
+    {
+      py::gil_scoped_release release;
+      parallel_samples(net_, b, threads_, [&](std::size_t i, Network<double>&) {
+        grads[i] = zero_gradient(net_, input_sizes_[i]);
+        const auto d_o =
+            via_logits ? readout_backward(net_, results_[i], upstream[i], grads[i]) : upstream[i];
+        reports[i] = continuous_egru_backward(net_, tapes_[i], results_[i], d_o, grads[i]);
+      });
+    }
+    for (std::size_t i = 0; i < b; ++i)
+      if (!reports[i].ok())
+        throw std::runtime_error("backward pass, sample " + std::to_string(i) + ": " +
+                                 reports[i].first_problem);
+    Gradient<double> sum = zero_gradient(net_, 0);
+    for (const auto& g : grads) sum += g;
+    return gradient_to_dict(sum, via_logits);
+  }
+
+  std::size_t size() const { return results_.size(); }
+
+ private:
+  Network<double> net_;
+  std::vector<SimResult<double>> results_;
+  std::vector<Tape<double>> tapes_;
+  std::vector<std::size_t> input_sizes_;
+  int threads_ = 0;
+};
+
+std::string config_to_text(const py::object& config) {
+  if (py::isinstance<py::str>(config)) return config.cast<std::string>();
+  if (py::isinstance<py::dict>(config))
+    return py::module_::import("json").attr("dumps")(config).cast<std::string>();
+  throw std::invalid_argument("Network: configuration must be JSON text or a dict");
+}
+
+class PyNetwork {
+ public:
+  explicit PyNetwork(const py::object& config)
+      : config_text_(config_to_text(config)),
+        cfg_(parse_network_config(config_text_, "<config>")),
+        net_(build_network<double>(cfg_)) {}
+  PyNetwork(std::string text, NetworkConfig cfg, Network<double> net)
+      : config_text_(std::move(text)), cfg_(std::move(cfg)), net_(std::move(net)) {}
+  PyNetwork(const PyNetwork&) = delete;
+  PyNetwork(PyNetwork&&) = default;
+  PyNetwork& operator=(const PyNetwork&) = delete;
+  PyNetwork& operator=(PyNetwork&&) = default;
+
+  const std::string& config() const { return config_text_; }
+  Index input_channels() const { return net_.input_channels(); }
+  Index layers() const { return net_.size(); }
+  std::vector<Index> units() const {
+    std::vector<Index> u;
+    for (Index l = 0; l < net_.size(); ++l) u.push_back(net_.layer(l).units());
+    return u;
+  }
+  std::vector<std::string> layer_types() const {
+    std::vector<std::string> t;
+    for (Index l = 0; l < net_.size(); ++l) t.push_back(net_.layer(l).type_name());
+    return t;
+  }
+  Index readout_classes() const { return net_.readout() ? net_.readout()->classes() : 0; }
+
+  py::dict simulate(const py::object& t, const py::object& channel, const py::object& value,
+                    double end_time, const py::object& readout_times, const py::object& windows,
+                    const py::object& snapshot_times) {
+    const PySample s = make_sample(t, channel, value, net_.input_channels(), end_time,
+                                   readout_times, windows, py::none(), py::none());
+    auto opt = s.options();
+    if (!snapshot_times.is_none()) {
+      const F64 st = as_f64_vector(snapshot_times, "simulate: snapshot_times");
+      opt.snapshot_times.assign(st.data(), st.data() + st.shape(0));
+    }
+    SimResult<double> r;
+    {
+      py::gil_scoped_release release;
+      r = egret::simulate(net_, s.s.input, opt);
+    }
+    return result_to_dict(r);
+  }
+
+  py::list simulate_batch(const py::object& samples, int threads) {
+    const auto batch = checked(samples);
+    std::vector<SimResult<double>> results(batch.size());
+    {
+      py::gil_scoped_release release;
+      parallel_samples(net_, batch.size(), threads, [&](std::size_t i, Network<double>& local) {
+        results[i] = egret::simulate(local, batch[i]->s.input, batch[i]->options());
+      });
+    }
+    py::list out;
+    for (const auto& r : results) out.append(result_to_dict(r));
+    return out;
+  }
+
+  ForwardBatch forward(const py::object& samples, const py::object& parameters, int threads) {
+    const auto batch = checked(samples);
+    const std::size_t r = static_cast<std::size_t>(batch.front()->readouts());
+    if (r == 0) throw std::invalid_argument("forward: the samples have no readouts");
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      if (static_cast<std::size_t>(batch[i]->readouts()) != r)
+        throw std::invalid_argument("forward: sample " + std::to_string(i) + " has " +
+                                    std::to_string(batch[i]->readouts()) +
+                                    " readouts, sample 0 has " + std::to_string(r) +
+                                    " (a batch needs one readout count)");
+    Network<double> net =
+        parameters.is_none() ? net_.clone() : with_parameters(parameters.cast<py::dict>());
+    std::vector<SimResult<double>> results(batch.size());
+    std::vector<Tape<double>> tapes(batch.size());
+    std::vector<std::size_t> sizes(batch.size());
+    {
+      py::gil_scoped_release release;
+      parallel_samples(net, batch.size(), threads, [&](std::size_t i, Network<double>& local) {
+        auto opt = batch[i]->options();
+        opt.tape = &tapes[i];
+        opt.record_trace = false;
+        results[i] = egret::simulate(local, batch[i]->s.input, opt);
+        sizes[i] = batch[i]->s.input.size();
+      });
+    }
+    return ForwardBatch(std::move(net), std::move(results), std::move(tapes), std::move(sizes),
+                        threads);
+  }
+
+  // Mean loss over the samples and the exact gradient of the mean, with accuracy counts.
+  py::tuple loss_and_gradient(const py::object& samples, const std::string& loss, int threads) {
+    const auto batch = checked(samples);
+    const auto kind = parse_loss_kind(loss);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const bool need_labels = kind == LossKind::kSoftmaxCrossEntropy;
+      if (need_labels ? !batch[i]->has_labels : !batch[i]->has_values)
+        throw std::invalid_argument("loss_and_gradient: sample " + std::to_string(i) + " has no " +
+                                    (need_labels ? "labels" : "targets") + " for " + loss);
+    }
+    if (!net_.readout())
+      throw std::invalid_argument("loss_and_gradient: the network has no readout");
+    const std::size_t b = batch.size();
+    std::vector<Gradient<double>> grads(b);
+    std::vector<BackwardReport> reports(b);
+    std::vector<LossResult<double>> losses(b);
+    std::vector<std::string> errors(b);
+    {
+      py::gil_scoped_release release;
+      parallel_samples(net_, b, threads, [&](std::size_t i, Network<double>& local) {
+        try {
+          Tape<double> tape;
+          auto opt = batch[i]->options();
+          opt.tape = &tape;
+          opt.record_trace = false;
+          const auto fwd = egret::simulate(local, batch[i]->s.input, opt);
+          losses[i] = evaluate_loss(kind, fwd.readouts, batch[i]->s.targets);
+          grads[i] = zero_gradient(net_, batch[i]->s.input.size());
+          const auto d_o = readout_backward(net_, fwd, losses[i].dlogits, grads[i]);
+          reports[i] = continuous_egru_backward(net_, tape, fwd, d_o, grads[i]);
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+      });
+    }
+    for (std::size_t i = 0; i < b; ++i) {
+      if (!errors[i].empty()) throw std::invalid_argument(errors[i]);
+      if (!reports[i].ok())
+        throw std::runtime_error("backward pass, sample " + std::to_string(i) + ": " +
+                                 reports[i].first_problem);
+    }
+    Gradient<double> sum = zero_gradient(net_, 0);
+    double mean = 0;
+    int correct = 0, total = 0;
+    for (std::size_t i = 0; i < b; ++i) {
+      sum += grads[i];
+      mean += losses[i].loss;
+      correct += losses[i].correct;
+      total += losses[i].total;
+    }
+    sum *= 1.0 / static_cast<double>(b);
+    mean /= static_cast<double>(b);
+    py::dict grad = gradient_to_dict(sum, true);
+    if (b == 1) {  // per-event input gradients exist for a single sample
+      grad["input.time"] = vector_to_numpy(grads[0].input_time);
+      grad["input.value"] = vector_to_numpy(grads[0].input_value);
+    }
+    py::dict stats;
+    stats["correct"] = correct;
+    stats["total"] = total;
+    return py::make_tuple(mean, grad, stats);
+  }
+
+  py::dict parameters() const {
+    py::dict out;
+    for (Index l = 0; l < net_.size(); ++l) {
+      const auto* layer = dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l));
+      if (!layer) continue;
+      add_layer_fields(out, "layer" + std::to_string(l) + ".", layer->params());
+    }
+    if (const auto* ro = net_.readout()) {
+      out["readout.W_o"] = matrix_to_numpy(ro->W_o);
+      out["readout.b_o"] = eigen_vector_to_numpy(ro->b_o);
+    }
+    return out;
+  }
+
+  void set_parameters(const py::dict& values) { net_ = with_parameters(values); }
+
+  // The network with the named parameters replaced (shapes and values checked, layers rebuilt and
+  // validated, so e.g. a non-positive threshold is a ValueError).
+  Network<double> with_parameters(const py::dict& values) const {
+    const py::dict known = parameters();
+    for (const auto& item : values) {
+      const std::string key = py::str(item.first);
+      if (!known.contains(key))
+        throw std::invalid_argument("parameters: unknown parameter '" + key + "'");
+    }
+    Network<double> fresh;
+    for (Index l = 0; l < net_.size(); ++l) {
+      const auto* layer = dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l));
+      if (!layer) {
+        fresh.add_layer(net_.layer(l).clone());
+        continue;
+      }
+      auto p = layer->params();
+      const std::string n = "layer" + std::to_string(l) + ".";
+      auto set = [&](const char* name, auto& m) {
+        if (values.contains(n + name)) numpy_to_matrix(values[py::str(n + name)], m, n + name);
+      };
+      set("U_u", p.U_u);
+      set("U_r", p.U_r);
+      set("U_z", p.U_z);
+      set("V_u", p.V_u);
+      set("V_r", p.V_r);
+      set("V_z", p.V_z);
+      set("b_u", p.b_u);
+      set("b_r", p.b_r);
+      set("b_z", p.b_z);
+      set("theta", p.theta);
+      if (values.contains(n + "tau_m"))
+        p.tau_m = finite_scalar(values[py::str(n + "tau_m")], n + "tau_m");
+      if (values.contains(n + "tau_o"))
+        p.tau_o = finite_scalar(values[py::str(n + "tau_o")], n + "tau_o");
+      p.validate("layer " + std::to_string(l));
+      fresh.add_layer(std::make_unique<ContinuousEgruLayer<double>>(
+          std::make_shared<ContinuousEgruParams<double>>(std::move(p))));
+    }
+    if (const auto* ro = net_.readout()) {
+      Readout<double> r = *ro;
+      if (values.contains("readout.W_o"))
+        numpy_to_matrix(values["readout.W_o"], r.W_o, "readout.W_o");
+      if (values.contains("readout.b_o"))
+        numpy_to_matrix(values["readout.b_o"], r.b_o, "readout.b_o");
+      fresh.set_readout(std::move(r));
+    }
+    return fresh;
+  }
+
+  // Checkpoint: the configuration and every parameter (thresholds and time constants included)
+  // in the flat training coordinates of `egret train`, plus the named parameters.
+  void save_checkpoint(const std::string& path, int epoch) const {
+    const ParameterVector<double> pv(net_, true);
+    Checkpoint c;
+    c.config_text = config_text_;
+    c.epoch = epoch;
+    c.values = pv.values();
+    {
+      py::gil_scoped_release release;
+      write_checkpoint(path, c, &net_);
+    }
+  }
+
+  static PyNetwork load_checkpoint(const std::string& path) {
+    const Checkpoint c = read_checkpoint(path);
+    NetworkConfig cfg;
+    try {
+      cfg = parse_network_config(c.config_text, path + " (configuration)");
+    } catch (const std::invalid_argument&) {
+      try {
+        cfg = parse_train_config(c.config_text, path + " (configuration)").network;
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(path +
+                                    ": the checkpoint's configuration is neither a network nor a "
+                                    "training configuration: " +
+                                    e.what());
+      }
+    }
+    const Network<double> initial = build_network<double>(cfg);
+    const ParameterVector<double> without_tau(initial, false), with_tau(initial, true);
+    ParameterVector<double> pv;
+    if (c.values.size() == with_tau.size())
+      pv = with_tau;
+    else if (c.values.size() == without_tau.size())
+      pv = without_tau;
+    else
+      throw std::invalid_argument(path + ": " + std::to_string(c.values.size()) +
+                                  " trainable values, the configuration's network has " +
+                                  std::to_string(without_tau.size()) + " (or " +
+                                  std::to_string(with_tau.size()) + " with time constants)");
+    pv.values() = c.values;
+    return PyNetwork(c.config_text, cfg, pv.network());
+  }
+
+  // Simulates the samples one after another into an HDF5 trace (docs/formats.md).
+  std::uint64_t write_trace(const std::string& path, const py::object& samples,
+                            const py::object& labels, const std::string& command_line) {
+    const auto batch = checked(samples);
+    std::vector<std::int64_t> label(batch.size(), -1);
+    if (!labels.is_none()) {
+      const auto l = as_channels(labels, "write_trace: labels");
+      if (l.size() != batch.size())
+        throw std::invalid_argument("write_trace: one label per sample expected");
+      label.assign(l.begin(), l.end());
+    }
+    std::uint64_t written = 0;
+    py::gil_scoped_release release;
+    TraceFileWriter writer(path, trace_layers(net_));
+    writer.set_provenance({config_text_, static_cast<std::int64_t>(cfg_.seed), command_line});
+    Network<double> local = net_.clone();
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      writer.begin_sample(label[i]);
+      auto opt = batch[i]->options();
+      opt.record_trace = false;
+      opt.sink = &writer;
+      writer.end_sample(egret::simulate(local, batch[i]->s.input, opt));
+    }
+    written = writer.events_written();  // finish() releases the per-layer streams
+    writer.finish();
+    return written;
+  }
+
+ private:
+  std::vector<const PySample*> checked(const py::object& samples) const {
+    auto batch = as_samples(samples);
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      if (batch[i]->s.input.channels() != net_.input_channels())
+        throw std::invalid_argument(
+            "sample " + std::to_string(i) + " has " + std::to_string(batch[i]->s.input.channels()) +
+            " channels, the network " + std::to_string(net_.input_channels()));
+    return batch;
+  }
+
+  std::string config_text_;
+  NetworkConfig cfg_;
+  Network<double> net_;
+};
+
+}  // namespace
+
+void bind_network(py::module_& m) {
+  py::class_<PySample>(m, "Sample",
+                       "One input sequence: input events (time in ms, channel, value), the end of "
+                       "the run, readouts (points, then windows) and optional targets.")
+      .def(py::init(&make_sample), py::arg("t"), py::arg("channel"), py::arg("value") = py::none(),
+           py::kw_only(), py::arg("channels"), py::arg("end_time"),
+           py::arg("readout_times") = py::none(), py::arg("readout_windows") = py::none(),
+           py::arg("labels") = py::none(), py::arg("targets") = py::none(),
+           "labels: one class per readout (an int applies to all readouts), for softmax "
+           "cross-entropy; targets: array (readouts, outputs) for binary cross-entropy or MSE.")
+      .def_property_readonly("t",
+                             [](const PySample& p) {
+                               std::vector<double> t;
+                               for (const auto& e : p.s.input.events()) t.push_back(e.time);
+                               return vector_to_numpy(t);
+                             })
+      .def_property_readonly("channel",
+                             [](const PySample& p) {
+                               std::vector<std::int64_t> c;
+                               for (const auto& e : p.s.input.events()) c.push_back(e.channel);
+                               return vector_to_numpy(c);
+                             })
+      .def_property_readonly("value",
+                             [](const PySample& p) {
+                               std::vector<double> v;
+                               for (const auto& e : p.s.input.events()) v.push_back(e.value);
+                               return vector_to_numpy(v);
+                             })
+      .def_property_readonly("channels", [](const PySample& p) { return p.s.input.channels(); })
+      .def_property_readonly("end_time", [](const PySample& p) { return p.s.end_time; })
+      .def_property_readonly("readout_times", [](const PySample& p) { return p.s.readout_times; })
+      .def_property_readonly("readout_windows",
+                             [](const PySample& p) { return p.s.readout_windows; })
+      .def_property_readonly("readouts", &PySample::readouts)
+      .def_property_readonly("labels",
+                             [](const PySample& p) -> py::object {
+                               if (!p.has_labels) return py::none();
+                               return py::cast(p.s.targets.labels);
+                             })
+      .def_property_readonly(
+          "targets",
+          [](const PySample& p) -> py::object {
+            if (!p.has_values) return py::none();
+            py::array_t<double> a({static_cast<py::ssize_t>(p.s.targets.values.size()),
+                                   static_cast<py::ssize_t>(p.s.targets.values[0].size())});
+            auto w = a.mutable_unchecked<2>();
+            for (py::ssize_t j = 0; j < a.shape(0); ++j)
+              for (py::ssize_t k = 0; k < a.shape(1); ++k)
+                w(j, k) =
+                    p.s.targets.values[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)];
+            return a;
+          })
+      .def("__len__", [](const PySample& p) { return p.s.input.size(); })
+      .def("__repr__", [](const PySample& p) {
+        std::ostringstream os;
+        os << "<egret.Sample: " << p.s.input.size() << " input events on " << p.s.input.channels()
+           << " channels, end_time " << p.s.end_time << " ms, " << p.readouts() << " readouts>";
+        return os.str();
+      });
+
+  py::class_<ForwardBatch>(m, "ForwardBatch",
+                           "A batch's forward pass with its adjoint tapes (Network.forward).")
+      .def_property_readonly("traces", &ForwardBatch::traces,
+                             "Readouts of the last layer's output trace, array (B, R, units).")
+      .def_property_readonly("logits", &ForwardBatch::logits,
+                             "Readout logits (B, R, classes), or None without a readout.")
+      .def("results", &ForwardBatch::results, "Per-sample statistics (as Network.simulate).")
+      .def("__len__", &ForwardBatch::size)
+      .def("backward", &ForwardBatch::backward, py::kw_only(), py::arg("d_traces") = py::none(),
+           py::arg("d_logits") = py::none(),
+           "Exact gradient summed over the batch, given dL/dtraces or dL/dlogits (B, R, .); "
+           "returns {name: array}. Readout gradients only with d_logits.");
+
+  py::class_<PyNetwork>(m, "Network",
+                        "A network of event-driven layers (continuous EGRU, discrete EGRU) with an "
+                        "optional linear readout.")
+      .def(py::init<const py::object&>(), py::arg("config"),
+           "A network from a configuration: JSON text or a dict in the format of "
+           "`egret simulate --config` (docs/formats.md).")
+      .def_property_readonly("config", &PyNetwork::config, "The configuration text (JSON).")
+      .def_property_readonly("input_channels", &PyNetwork::input_channels)
+      .def_property_readonly("layers", &PyNetwork::layers)
+      .def_property_readonly("units", &PyNetwork::units)
+      .def_property_readonly("layer_types", &PyNetwork::layer_types)
+      .def_property_readonly("readout_classes", &PyNetwork::readout_classes)
+      .def("simulate", &PyNetwork::simulate, py::arg("t"), py::arg("channel"),
+           py::arg("value") = py::none(), py::kw_only(), py::arg("end_time"),
+           py::arg("readout_times") = py::none(), py::arg("readout_windows") = py::none(),
+           py::arg("snapshot_times") = py::none(),
+           "Simulate input events (times in ms, channels, optional values); returns a dict: "
+           "emitted events (time, layer, unit, value arrays), readouts, logits, per-layer counts, "
+           "and with snapshot_times the state variables (e.g. c, o) at those times.")
+      .def("simulate_batch", &PyNetwork::simulate_batch, py::arg("samples"), py::kw_only(),
+           py::arg("threads") = 0, "Simulate samples in parallel (TBB); a list of result dicts.")
+      .def("forward", &PyNetwork::forward, py::arg("samples"), py::kw_only(),
+           py::arg("parameters") = py::none(), py::arg("threads") = 0,
+           "Forward pass of a batch with adjoint tapes (optionally with replaced parameters); "
+           "returns a ForwardBatch whose backward() gives the exact gradient.")
+      .def("loss_and_gradient", &PyNetwork::loss_and_gradient, py::arg("samples"), py::kw_only(),
+           py::arg("loss") = "softmax_cross_entropy", py::arg("threads") = 0,
+           "Mean loss over the samples (softmax_cross_entropy, binary_cross_entropy, "
+           "mean_squared_error), its exact gradient {name: array} and {correct, total}.")
+      .def("parameters", &PyNetwork::parameters, "The parameters by name, as numpy arrays.")
+      .def("set_parameters", &PyNetwork::set_parameters, py::arg("values"),
+           "Replace parameters by name (shapes and values checked).")
+      .def("save_checkpoint", &PyNetwork::save_checkpoint, py::arg("path"), py::kw_only(),
+           py::arg("epoch") = 0, "Write an HDF5 checkpoint (configuration and parameters).")
+      .def_static("load_checkpoint", &PyNetwork::load_checkpoint, py::arg("path"),
+                  "A network from a checkpoint of Network.save_checkpoint or `egret train`.")
+      .def("write_trace", &PyNetwork::write_trace, py::arg("path"), py::arg("samples"),
+           py::kw_only(), py::arg("labels") = py::none(), py::arg("command_line") = "python",
+           "Simulate the samples into an HDF5 event trace (SONATA layout); returns the number "
+           "of events written.");
+}
+
+}  // namespace egret::python
