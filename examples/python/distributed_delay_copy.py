@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Data-parallel training of the delay-copy network with torch.distributed (gloo backend).
+
+Every process holds a replica of the egret.torch model wrapped in
+torch.nn.parallel.DistributedDataParallel; each step, the global batch of --global-batch trials
+is split into equal contiguous shares, every process runs its share through egret's event-driven
+forward and exact backward pass, and DDP averages the gradients across processes (all-reduce)
+before the identical Adam steps. The result equals single-process training on the global batch.
+
+The process group is configured by the usual environment variables (what `torchrun` sets):
+RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT. Without them the script runs as a single process.
+
+On one machine, two processes:
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 RANK=0 python3 distributed_delay_copy.py &
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 RANK=1 python3 distributed_delay_copy.py
+or `python3 -m torch.distributed.run --nproc_per_node 2 distributed_delay_copy.py`.
+Across machines: the same command on every machine with MASTER_ADDR = the rank-0 machine's
+address (reachable from all), a free MASTER_PORT, WORLD_SIZE = total processes and a distinct
+RANK per process (torchrun: --nnodes, --node_rank, --master_addr, --master_port).
+"""
+import argparse
+import json
+import os
+import pathlib
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+import egret
+import egret.torch as et
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=200, help="optimizer steps")
+    ap.add_argument("--global-batch", type=int, default=16, help="trials per step, all processes")
+    ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--threads", type=int, default=1, help="TBB threads per process")
+    ap.add_argument("--save", help="write the final parameters (rank 0) to this .npz file")
+    args = ap.parse_args(argv)
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    if world > 1:
+        dist.init_process_group("gloo", rank=rank, world_size=world)
+    if args.global_batch % world:
+        raise SystemExit(f"--global-batch {args.global_batch} is not divisible by WORLD_SIZE {world}")
+    share = args.global_batch // world
+
+    cfg = json.loads((ROOT / "examples" / "delay_copy.json").read_text())
+    task = cfg.pop("task")
+    for section in ("training", "output"):
+        cfg.pop(section)
+    # Every process generates the same trials (same seed) and takes its share of each batch.
+    trials = egret.delay_copy_trials(task["train_trials"], task["seed"], bits=task["bits"])
+    test = egret.delay_copy_trials(task["test_trials"], task["seed"] + 1, bits=task["bits"])
+    model = et.EventNetwork(cfg, threads=args.threads)
+    ddp = DistributedDataParallel(model) if world > 1 else model
+    opt = torch.optim.Adam(ddp.parameters(), lr=args.lr)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    order = np.random.default_rng(1).permutation(len(trials))
+
+    for step in range(args.steps):
+        first = (step * args.global_batch) % len(trials)
+        idx = order[np.arange(first, first + args.global_batch) % len(trials)]
+        mine = [trials[i] for i in idx[rank * share:(rank + 1) * share]]
+        target = torch.stack([torch.from_numpy(s.targets) for s in mine])
+        loss = bce(ddp(mine), target)  # mean over this share; DDP averages over processes
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    if rank == 0:
+        with torch.no_grad():
+            logits = model(test)
+            target = torch.stack([torch.from_numpy(s.targets) for s in test])
+            acc = ((logits > 0) == (target > 0.5)).double().mean().item()
+        print(f"{world} process(es), {args.steps} steps of {args.global_batch} trials: "
+              f"held-out bitwise accuracy {100 * acc:.1f} %")
+        if args.save:
+            state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+            np.savez(args.save + ".tmp.npz", **state)
+            os.replace(args.save + ".tmp.npz", args.save)
+    if world > 1:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
