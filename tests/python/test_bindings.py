@@ -271,3 +271,23 @@ def test_errors_from_cpp_arrive_with_their_messages():
         net.forward([1, 2])
     with pytest.raises(ValueError, match="empty batch"):
         net.forward([])
+
+
+def test_type_stubs_cover_the_module(root):
+    """python/egret/_egret.pyi names every public function, class and method of the module."""
+    import ast
+    tree = ast.parse((root / "python" / "egret" / "_egret.pyi").read_text())
+    stub = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            stub[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+        elif isinstance(node, ast.FunctionDef):
+            stub[node.name] = None
+        elif isinstance(node, ast.AnnAssign):
+            stub[node.target.id] = None
+    public = {n for n in dir(egret._egret) if not n.startswith("_")}
+    assert public == set(stub)
+    for name, members in stub.items():
+        if members is not None:
+            actual = {n for n in dir(getattr(egret._egret, name)) if not n.startswith("_")}
+            assert actual == members - {"__init__", "__len__"}, name
