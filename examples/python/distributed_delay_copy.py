@@ -10,18 +10,21 @@ before the identical Adam steps. The result equals single-process training on th
 The process group is configured by the usual environment variables (what `torchrun` sets):
 RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT. Without them the script runs as a single process.
 
-On one machine, two processes:
+On one machine, two processes: `--spawn 2` starts them (on 127.0.0.1, a free port), or by hand:
     MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 RANK=0 python3 distributed_delay_copy.py &
     MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 RANK=1 python3 distributed_delay_copy.py
-or `python3 -m torch.distributed.run --nproc_per_node 2 distributed_delay_copy.py`.
 Across machines: the same command on every machine with MASTER_ADDR = the rank-0 machine's
 address (reachable from all), a free MASTER_PORT, WORLD_SIZE = total processes and a distinct
-RANK per process (torchrun: --nnodes, --node_rank, --master_addr, --master_port).
+RANK per process. (Debian bookworm's torchrun, torch 1.13 under Python 3.11, fails inside its
+elastic agent before starting workers; the environment variables are all it would set.)
 """
 import argparse
 import json
 import os
 import pathlib
+import socket
+import subprocess
+import sys
 
 import numpy as np
 import torch
@@ -41,7 +44,11 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--threads", type=int, default=1, help="TBB threads per process")
     ap.add_argument("--save", help="write the final parameters (rank 0) to this .npz file")
+    ap.add_argument("--spawn", type=int, default=0,
+                    help="start this many local processes (127.0.0.1) and wait for them")
     args = ap.parse_args(argv)
+    if args.spawn > 0:
+        return spawn(args.spawn, argv if argv is not None else sys.argv[1:])
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
@@ -87,6 +94,21 @@ def main(argv=None):
             os.replace(args.save + ".tmp.npz", args.save)
     if world > 1:
         dist.destroy_process_group()
+
+
+def spawn(n, argv):
+    """Runs this script in n processes on localhost (ranks 0..n-1); fails if any fails."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rest = [a for i, a in enumerate(argv)
+            if a != "--spawn" and not a.startswith("--spawn=") and (i == 0 or argv[i - 1] != "--spawn")]
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(n))
+    procs = [subprocess.Popen([sys.executable, __file__, *rest], env=dict(env, RANK=str(r)))
+             for r in range(n)]
+    codes = [p.wait() for p in procs]
+    if any(codes):
+        raise SystemExit(f"distributed_delay_copy: process exit codes {codes}")
 
 
 if __name__ == "__main__":

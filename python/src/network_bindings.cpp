@@ -274,6 +274,10 @@ class ForwardBatch {
   int threads_ = 0;
 };
 
+// A training configuration (`egret train --config`) is also a network configuration: its
+// training sections are left to the training code.
+const std::vector<std::string> kTrainingSections = {"task", "training", "output"};
+
 std::string config_to_text(const py::object& config) {
   if (py::isinstance<py::str>(config)) return config.cast<std::string>();
   if (py::isinstance<py::dict>(config))
@@ -285,7 +289,7 @@ class PyNetwork {
  public:
   explicit PyNetwork(const py::object& config)
       : config_text_(config_to_text(config)),
-        cfg_(parse_network_config(config_text_, "<config>")),
+        cfg_(parse_network_config(config_text_, "<config>", kTrainingSections)),
         net_(build_network<double>(cfg_)) {}
   PyNetwork(std::string text, NetworkConfig cfg, Network<double> net)
       : config_text_(std::move(text)), cfg_(std::move(cfg)), net_(std::move(net)) {}
