@@ -11,6 +11,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <exception>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -390,7 +391,7 @@ class PyNetwork {
     std::vector<Gradient<double>> grads(b);
     std::vector<BackwardReport> reports(b);
     std::vector<LossResult<double>> losses(b);
-    std::vector<std::string> errors(b);
+    std::vector<std::exception_ptr> errors(b);  // rethrown in sample order, with their types
     {
       py::gil_scoped_release release;
       parallel_samples(net_, b, threads, [&](std::size_t i, Network<double>& local) {
@@ -404,13 +405,13 @@ class PyNetwork {
           grads[i] = zero_gradient(net_, batch[i]->s.input.size());
           const auto d_o = readout_backward(net_, fwd, losses[i].dlogits, grads[i]);
           reports[i] = continuous_egru_backward(net_, tape, fwd, d_o, grads[i]);
-        } catch (const std::exception& e) {
-          errors[i] = e.what();
+        } catch (...) {
+          errors[i] = std::current_exception();
         }
       });
     }
     for (std::size_t i = 0; i < b; ++i) {
-      if (!errors[i].empty()) throw std::invalid_argument(errors[i]);
+      if (errors[i]) std::rethrow_exception(errors[i]);
       if (!reports[i].ok())
         throw std::runtime_error("backward pass, sample " + std::to_string(i) + ": " +
                                  reports[i].first_problem);

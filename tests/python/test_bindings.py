@@ -291,3 +291,26 @@ def test_type_stubs_cover_the_module(root):
         if members is not None:
             actual = {n for n in dir(getattr(egret._egret, name)) if not n.startswith("_")}
             assert actual == members - {"__init__", "__len__"}, name
+
+
+def test_continuous_and_discrete_network_matches_the_cli(egret_bin, root, tmp_path):
+    """examples/two_layer.json: a continuous EGRU layer feeding a discrete EGRU layer."""
+    cfg = root / "examples" / "two_layer.json"
+    r = run([egret_bin, "simulate", "--config", cfg, "--input", root / "examples" / "events.csv",
+             "--trace", tmp_path / "trace.csv"])
+    assert r.returncode == 0, r.stderr
+    cli = np.loadtxt(tmp_path / "trace.csv", delimiter=",", skiprows=1)
+    ev = np.loadtxt(root / "examples" / "events.csv", delimiter=",", skiprows=1, ndmin=2)
+    net = egret.Network(cfg.read_text())
+    assert net.layer_types == ["continuous_egru", "discrete_egru"]
+    py = net.simulate(ev[:, 0], ev[:, 1].astype(int), ev[:, 2] if ev.shape[1] > 2 else None,
+                      end_time=200.0)
+    assert (cli[:, 1] == 1).sum() > 0  # the discrete layer emits events
+    assert np.array_equal(py["time"], cli[:, 0]) and np.array_equal(py["unit"], cli[:, 2])
+    assert np.array_equal(py["layer"], cli[:, 1]) and np.array_equal(py["value"], cli[:, 3])
+    assert py["layer_counts"][1]["internal_steps"] == 200  # ticks of dt = 1 ms
+    assert not any(k.startswith("layer1.") for k in net.parameters())
+    s = egret.Sample(ev[:, 0], ev[:, 1].astype(int), channels=8, end_time=200.0,
+                     readout_times=[100.0], labels=0)
+    with pytest.raises(ValueError, match="no exact backward pass"):
+        net.loss_and_gradient(s)
