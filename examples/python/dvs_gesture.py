@@ -167,7 +167,11 @@ def plot(net, sample, log, path):
     for k, u in enumerate(chosen):
         ax.plot(grid, c[:, u], color=f"C{k}", lw=0.8, label=f"c unit {u}")
         ax.axhline(theta[u], color=f"C{k}", ls=":")
+    shown = grid <= 200
     ax.set_xlim(0, min(200, sample.end_time))
+    if len(chosen):
+        visible = c[shown][:, chosen]
+        ax.set_ylim(min(visible.min(), 0) - 0.02, max(visible.max(), theta[chosen].max()) + 0.02)
     ax.set_title("c(t) of three active units (event-count quartiles), thresholds dotted")
     ax.set_xlabel("time [ms]")
     ax.legend(fontsize=8)
