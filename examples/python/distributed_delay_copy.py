@@ -25,6 +25,7 @@ import pathlib
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import torch
@@ -106,6 +107,14 @@ def spawn(n, argv):
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(n))
     procs = [subprocess.Popen([sys.executable, __file__, *rest], env=dict(env, RANK=str(r)))
              for r in range(n)]
+    # If one process fails, the others would wait in a collective: stop them.
+    while any(p.poll() is None for p in procs):
+        if any(p.poll() not in (None, 0) for p in procs):
+            for p in procs:
+                if p.poll() is None:
+                    p.terminate()
+            break
+        time.sleep(0.1)
     codes = [p.wait() for p in procs]
     if any(codes):
         raise SystemExit(f"distributed_delay_copy: process exit codes {codes}")

@@ -12,7 +12,8 @@ optimizers, schedulers, ``DistributedDataParallel``) is ordinary PyTorch.
 * :class:`ContinuousEGRU` -- one continuous-time EGRU layer (box kernel), readouts of its output
   trace ``(B, R, units)``: compose it with torch modules.
 
-Parameters are float64 tensors. Thresholds are trained as ``theta = softplus(theta_rho)`` (always
+Parameters are float64 tensors (``model.float()`` works: egret still computes in float64 on the
+CPU, and outputs and gradients are cast to the parameters' dtype and device). Thresholds are trained as ``theta = softplus(theta_rho)`` (always
 positive, as ``egret train`` does); time constants are buffers unless
 ``train_time_constants=True`` (then ``tau = exp(log_tau)``).
 """
@@ -48,8 +49,9 @@ class _EventNetworkFunction(torch.autograd.Function):
         batch = core.forward(samples, parameters=params, threads=threads)
         ctx.batch = batch
         ctx.names = names
-        ctx.shapes = [t.shape for t in tensors]
-        return torch.from_numpy(batch.traces)
+        ctx.like = [(t.shape, t.dtype, t.device) for t in tensors]
+        # egret computes in float64 on the CPU; the output follows the parameters' dtype/device
+        return torch.from_numpy(batch.traces).to(dtype=tensors[0].dtype, device=tensors[0].device)
 
     @staticmethod
     def backward(ctx, grad_traces):  # type: ignore[override]
@@ -58,8 +60,9 @@ class _EventNetworkFunction(torch.autograd.Function):
         if batch is None:
             raise RuntimeError("egret: backward through the same forward pass twice is not supported")
         grads = batch.backward(d_traces=grad_traces.detach().to(torch.float64).contiguous().numpy())
-        out = [torch.as_tensor(np.asarray(grads[n]), dtype=torch.float64).reshape(s)
-               for n, s in zip(ctx.names, ctx.shapes)]
+        out = [torch.as_tensor(np.asarray(grads[n]), dtype=torch.float64).reshape(shape)
+               .to(dtype=dtype, device=device)
+               for n, (shape, dtype, device) in zip(ctx.names, ctx.like)]
         return (None, None, None, None, *out)
 
 

@@ -22,7 +22,6 @@
 #include "io/checkpoint.hpp"
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
-#include "io/train_config.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/numpy_conversions.hpp"
 #include "python/src/sample.hpp"
@@ -32,25 +31,48 @@
 namespace egret::python {
 namespace {
 
-std::vector<const PySample*> as_samples(const py::handle& obj) {
-  std::vector<const PySample*> out;
+// A batch of samples: pointers for the C++ side and the Python objects that own them, held for
+// the whole call (a generator's samples, or a list another thread empties while the GIL is
+// released, would otherwise be freed under us).
+struct SampleBatch {
+  py::list owners;
+  std::vector<const PySample*> samples;
+  std::size_t size() const { return samples.size(); }
+  const PySample* operator[](std::size_t i) const { return samples[i]; }
+  const PySample* front() const { return samples.front(); }
+};
+
+SampleBatch as_samples(const py::handle& obj) {
+  SampleBatch b;
   if (py::isinstance<PySample>(obj)) {
-    out.push_back(&obj.cast<const PySample&>());
-    return out;
+    b.owners.append(obj);
+  } else {
+    if (!py::isinstance<py::iterable>(obj))
+      throw std::invalid_argument("expected an egret.Sample or a sequence of egret.Sample");
+    for (const auto& item : obj) b.owners.append(item);
   }
-  for (const auto& item : obj) {
+  for (const auto& item : b.owners) {
     if (!py::isinstance<PySample>(item))
       throw std::invalid_argument("expected an egret.Sample or a sequence of egret.Sample");
-    out.push_back(&item.cast<const PySample&>());
+    b.samples.push_back(&item.cast<const PySample&>());
   }
-  if (out.empty()) throw std::invalid_argument("empty batch: no samples");
-  return out;
+  if (b.samples.empty()) throw std::invalid_argument("empty batch: no samples");
+  return b;
+}
+
+// TBB threads for a batch: 0 = all cores; more than a few thousand is refused (TBB's arena
+// cannot create them).
+int checked_threads(int threads) {
+  if (threads < 0 || threads > 4096)
+    throw std::invalid_argument("threads must be in [0, 4096] (0: all cores), got " +
+                                std::to_string(threads));
+  return threads;
 }
 
 // Runs body(i, local_network) for i in [0, n) on TBB workers (threads <= 0: all cores).
 template <class Body>
 void parallel_samples(const Network<double>& net, std::size_t n, int threads, const Body& body) {
-  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  tbb::task_arena arena(checked_threads(threads) > 0 ? threads : tbb::task_arena::automatic);
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n),
                       [&](const tbb::blocked_range<std::size_t>& range) {
@@ -324,20 +346,24 @@ class PyNetwork {
       const F64 st = as_f64_vector(snapshot_times, "simulate: snapshot_times");
       opt.snapshot_times.assign(st.data(), st.data() + st.shape(0));
     }
+    // A private clone (shared parameters): another Python thread may run or replace net_.
+    Network<double> local = net_.clone();
     SimResult<double> r;
     {
       py::gil_scoped_release release;
-      r = egret::simulate(net_, s.s.input, opt);
+      r = egret::simulate(local, s.s.input, opt);
     }
     return result_to_dict(r);
   }
 
   py::list simulate_batch(const py::object& samples, int threads) {
     const auto batch = checked(samples);
+    checked_threads(threads);
+    const Network<double> net = net_.clone();  // see simulate
     std::vector<SimResult<double>> results(batch.size());
     {
       py::gil_scoped_release release;
-      parallel_samples(net_, batch.size(), threads, [&](std::size_t i, Network<double>& local) {
+      parallel_samples(net, batch.size(), threads, [&](std::size_t i, Network<double>& local) {
         results[i] = egret::simulate(local, batch[i]->s.input, batch[i]->options());
       });
     }
@@ -387,6 +413,8 @@ class PyNetwork {
     }
     if (!net_.readout())
       throw std::invalid_argument("loss_and_gradient: the network has no readout");
+    checked_threads(threads);
+    const Network<double> net = net_.clone();  // see simulate
     const std::size_t b = batch.size();
     std::vector<Gradient<double>> grads(b);
     std::vector<BackwardReport> reports(b);
@@ -394,7 +422,7 @@ class PyNetwork {
     std::vector<std::exception_ptr> errors(b);  // rethrown in sample order, with their types
     {
       py::gil_scoped_release release;
-      parallel_samples(net_, b, threads, [&](std::size_t i, Network<double>& local) {
+      parallel_samples(net, b, threads, [&](std::size_t i, Network<double>& local) {
         try {
           Tape<double> tape;
           auto opt = batch[i]->options();
@@ -402,9 +430,9 @@ class PyNetwork {
           opt.record_trace = false;
           const auto fwd = egret::simulate(local, batch[i]->s.input, opt);
           losses[i] = evaluate_loss(kind, fwd.readouts, batch[i]->s.targets);
-          grads[i] = zero_gradient(net_, batch[i]->s.input.size());
-          const auto d_o = readout_backward(net_, fwd, losses[i].dlogits, grads[i]);
-          reports[i] = continuous_egru_backward(net_, tape, fwd, d_o, grads[i]);
+          grads[i] = zero_gradient(net, batch[i]->s.input.size());
+          const auto d_o = readout_backward(net, fwd, losses[i].dlogits, grads[i]);
+          reports[i] = continuous_egru_backward(net, tape, fwd, d_o, grads[i]);
         } catch (...) {
           errors[i] = std::current_exception();
         }
@@ -416,7 +444,7 @@ class PyNetwork {
         throw std::runtime_error("backward pass, sample " + std::to_string(i) + ": " +
                                  reports[i].first_problem);
     }
-    Gradient<double> sum = zero_gradient(net_, 0);
+    Gradient<double> sum = zero_gradient(net, 0);
     double mean = 0;
     int correct = 0, total = 0;
     for (std::size_t i = 0; i < b; ++i) {
@@ -512,9 +540,10 @@ class PyNetwork {
     c.config_text = config_text_;
     c.epoch = epoch;
     c.values = pv.values();
+    const Network<double> net = net_.clone();  // see simulate
     {
       py::gil_scoped_release release;
-      write_checkpoint(path, c, &net_);
+      write_checkpoint(path, c, &net);
     }
   }
 
@@ -522,16 +551,12 @@ class PyNetwork {
     const Checkpoint c = read_checkpoint(path);
     NetworkConfig cfg;
     try {
-      cfg = parse_network_config(c.config_text, path + " (configuration)");
-    } catch (const std::invalid_argument&) {
-      try {
-        cfg = parse_train_config(c.config_text, path + " (configuration)").network;
-      } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(path +
-                                    ": the checkpoint's configuration is neither a network nor a "
-                                    "training configuration: " +
-                                    e.what());
-      }
+      cfg = parse_network_config(c.config_text, path + " (configuration)", kTrainingSections);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(path +
+                                  ": the checkpoint's configuration is not a network or "
+                                  "training configuration: " +
+                                  e.what());
     }
     const Network<double> initial = build_network<double>(cfg);
     const ParameterVector<double> without_tau(initial, false), with_tau(initial, true);
@@ -561,10 +586,11 @@ class PyNetwork {
       label.assign(l.begin(), l.end());
     }
     std::uint64_t written = 0;
+    Network<double> local = net_.clone();  // see simulate
+    const Provenance provenance{config_text_, static_cast<std::int64_t>(cfg_.seed), command_line};
     py::gil_scoped_release release;
-    TraceFileWriter writer(path, trace_layers(net_));
-    writer.set_provenance({config_text_, static_cast<std::int64_t>(cfg_.seed), command_line});
-    Network<double> local = net_.clone();
+    TraceFileWriter writer(path, trace_layers(local));
+    writer.set_provenance(provenance);
     for (std::size_t i = 0; i < batch.size(); ++i) {
       writer.begin_sample(label[i]);
       auto opt = batch[i]->options();
@@ -578,7 +604,7 @@ class PyNetwork {
   }
 
  private:
-  std::vector<const PySample*> checked(const py::object& samples) const {
+  SampleBatch checked(const py::object& samples) const {
     auto batch = as_samples(samples);
     for (std::size_t i = 0; i < batch.size(); ++i)
       if (batch[i]->s.input.channels() != net_.input_channels())

@@ -80,6 +80,8 @@ inline InputStream<double> to_input_stream(const py::handle& t, const py::handle
 inline std::vector<std::pair<double, double>> to_windows(const py::handle& w) {
   std::vector<std::pair<double, double>> out;
   if (w.is_none()) return out;
+  if (!py::isinstance<py::iterable>(w))
+    throw std::invalid_argument("readout_windows: expected a sequence of (begin, end) pairs");
   for (const auto& item : w) {
     try {
       out.push_back(item.cast<std::pair<double, double>>());
@@ -120,8 +122,8 @@ void numpy_to_matrix(const py::handle& obj, M& m, const std::string& name) {
     a = py::cast<F64>(obj);
   } catch (const py::cast_error&) {
     throw std::invalid_argument(name + ": expected an array of numbers");
-  } catch (const py::error_already_set&) {
-    throw std::invalid_argument(name + ": expected an array of numbers");
+  } catch (const py::error_already_set& e) {  // e.g. strings, or a tensor that requires grad
+    throw std::invalid_argument(name + ": expected an array of numbers (" + e.what() + ")");
   }
   const bool is_vector = m.cols() == 1;
   if ((is_vector && (a.ndim() != 1 || a.shape(0) != m.rows())) ||

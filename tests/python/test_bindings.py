@@ -255,7 +255,7 @@ def test_errors_from_cpp_arrive_with_their_messages():
         net.loss_and_gradient(sample(), loss="hinge")
     with pytest.raises(ValueError, match="2 labels for 1 readouts"):
         egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[20.0], labels=[0, 1])
-    with pytest.raises(ValueError, match=r"targets must have shape \(readouts = 2, outputs\)"):
+    with pytest.raises(ValueError, match=r"targets must have shape \(readouts = 2, outputs >= 1\)"):
         egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[20.0, 30.0],
                      targets=np.zeros((3, 2)))
     with pytest.raises(ValueError, match="has no targets for binary_cross_entropy"):
@@ -314,3 +314,85 @@ def test_continuous_and_discrete_network_matches_the_cli(egret_bin, root, tmp_pa
                      readout_times=[100.0], labels=0)
     with pytest.raises(ValueError, match="no exact backward pass"):
         net.loss_and_gradient(s)
+
+
+def test_samples_arguments_and_lifetimes(tmp_path):
+    net = egret.Network(config())
+    # samples from a generator: the batch holds them while C++ runs
+    expected = [r["time"] for r in net.simulate_batch([sample(seed=k) for k in range(6)])]
+    got = [r["time"] for r in net.simulate_batch(sample(seed=k) for k in range(6))]
+    assert all(np.array_equal(a, b) for a, b in zip(expected, got))
+    t, ch, v = events(20)
+    # labels as numpy integers, one per readout or one for all
+    s = egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[10.0, 20.0],
+                     labels=np.int64(2))
+    assert s.labels == [2, 2]
+    assert egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[10.0, 20.0],
+                        labels=np.array([0, 1], dtype=np.uint8)).labels == [0, 1]
+    with pytest.raises(ValueError, match=r"label 8589934592 out of range"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[10.0], labels=[2**33])
+    with pytest.raises(ValueError, match=r"label 1099511627776 out of range"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[10.0], labels=2**40)
+    with pytest.raises(ValueError, match="expected an integer class label"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[10.0], labels=[0.5])
+    with pytest.raises(ValueError, match="labels or targets given but no readouts"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, targets=np.zeros((0, 2)))
+    with pytest.raises(ValueError, match=r"outputs >= 1"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[5.0], targets=np.zeros((1, 0)))
+    with pytest.raises(ValueError, match="targets must be an array of numbers"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[5.0], targets=[["a"]])
+    with pytest.raises(ValueError, match="readout_windows: expected a sequence"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, readout_windows=5)
+    with pytest.raises(ValueError, match=r"readout time 50.0+ is outside \[0, end_time = 40"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, readout_times=[50.0])
+    with pytest.raises(ValueError, match=r"readout window begin nan is outside"):
+        egret.Sample(t, ch, channels=4, end_time=40.0, readout_windows=[(np.nan, 30.0)])
+    with pytest.raises(ValueError, match=r"threads must be in \[0, 4096\]"):
+        net.simulate_batch([sample()], threads=100000)
+    with pytest.raises(ValueError, match=r"threads must be in \[0, 4096\]"):
+        net.loss_and_gradient([sample()], threads=-1)
+
+
+def test_one_network_from_several_python_threads():
+    """The GIL is released while C++ runs; calls on one network from several threads (with
+    set_parameters in between) give the results of the same calls made one after another."""
+    import threading
+    net = egret.Network(config())
+    samples = [sample(seed=k) for k in range(4)]
+    p0 = net.parameters()
+    p1 = dict(p0, **{"layer0.theta": p0["layer0.theta"] + 0.05})
+    ref = {}
+    for name, p in (("p0", p0), ("p1", p1)):
+        net.set_parameters(p)
+        ref[name] = (net.loss_and_gradient(samples)[0],
+                     [r["time"] for r in net.simulate_batch(samples)])
+    seen, errors = [], []
+
+    def worker():
+        try:
+            for _ in range(15):
+                loss = net.loss_and_gradient(samples, threads=1)[0]
+                times = [r["time"] for r in net.simulate_batch(samples, threads=1)]
+                seen.append((loss, times))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for th in threads:
+        th.start()
+    for k in range(30):
+        net.set_parameters(p0 if k % 2 else p1)
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    assert len(seen) == 45
+    for loss, _ in seen:
+        assert loss in (ref["p0"][0], ref["p1"][0])
+
+
+def test_checkpoint_of_a_network_built_from_a_training_configuration(tmp_path, root):
+    net = egret.Network((root / "examples" / "delay_copy.json").read_text())
+    net.save_checkpoint(str(tmp_path / "c.h5"))
+    back = egret.Network.load_checkpoint(str(tmp_path / "c.h5"))
+    for k, v in net.parameters().items():
+        np.testing.assert_allclose(back.parameters()[k], v, rtol=1e-14, err_msg=k)

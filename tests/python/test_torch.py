@@ -195,3 +195,17 @@ def test_distributed_data_parallel_equals_one_process(tmp_path):
     assert moved > 1e-2
     assert other > 1e-4  # the comparison can tell different training runs apart
     assert diff < 1e-12
+
+
+def test_float32_model_runs_and_matches_float64():
+    batch = samples(3)
+    ref = et.EventNetwork(config())
+    lp = et.EventNetwork(config()).float()
+    out = lp(batch)
+    assert out.dtype == torch.float32
+    ce(out, batch).backward()
+    ce(ref(batch), batch).backward()
+    g32, g64 = lp.layers[0].U_z.grad, ref.layers[0].U_z.grad
+    assert g32.dtype == torch.float32
+    # float32 parameters (rounded) and a float32 readout: close to the float64 gradient
+    np.testing.assert_allclose(g32.double().numpy(), g64.numpy(), rtol=1e-3, atol=1e-6)
