@@ -689,6 +689,10 @@ void bind_network(py::module_& m) {
                              "Readout logits (B, R, classes), or None without a readout.")
       .def("results", &ForwardBatch::results, "Per-sample statistics (as Network.simulate).")
       .def("__len__", &ForwardBatch::size)
+      .def("__repr__",
+           [](const ForwardBatch& b) {
+             return "<egret.ForwardBatch: " + std::to_string(b.size()) + " samples>";
+           })
       .def("backward", &ForwardBatch::backward, py::kw_only(), py::arg("d_traces") = py::none(),
            py::arg("d_logits") = py::none(),
            "Exact gradient summed over the batch, given dL/dtraces or dL/dlogits (B, R, .); "
@@ -706,6 +710,18 @@ void bind_network(py::module_& m) {
       .def_property_readonly("units", &PyNetwork::units)
       .def_property_readonly("layer_types", &PyNetwork::layer_types)
       .def_property_readonly("readout_classes", &PyNetwork::readout_classes)
+      .def("__repr__",
+           [](const PyNetwork& n) {
+             std::ostringstream os;
+             os << "<egret.Network: " << n.input_channels() << " inputs";
+             const auto types = n.layer_types();
+             const auto units = n.units();
+             for (std::size_t l = 0; l < types.size(); ++l)
+               os << (l ? ", " : "; ") << types[l] << " (" << units[l] << ")";
+             if (n.readout_classes() > 0) os << "; readout " << n.readout_classes() << " classes";
+             os << ">";
+             return os.str();
+           })
       .def("simulate", &PyNetwork::simulate, py::arg("t"), py::arg("channel"),
            py::arg("value") = py::none(), py::kw_only(), py::arg("end_time"),
            py::arg("readout_times") = py::none(), py::arg("readout_windows") = py::none(),

@@ -303,6 +303,8 @@ def test_continuous_and_discrete_network_matches_the_cli(egret_bin, root, tmp_pa
     ev = np.loadtxt(root / "examples" / "events.csv", delimiter=",", skiprows=1, ndmin=2)
     net = egret.Network(cfg.read_text())
     assert net.layer_types == ["continuous_egru", "discrete_egru"]
+    assert repr(net) == ("<egret.Network: 8 inputs; continuous_egru (16), discrete_egru (8); "
+                         "readout 3 classes>")
     py = net.simulate(ev[:, 0], ev[:, 1].astype(int), ev[:, 2] if ev.shape[1] > 2 else None,
                       end_time=200.0)
     assert (cli[:, 1] == 1).sum() > 0  # the discrete layer emits events
