@@ -13,6 +13,7 @@
 
 #include <exception>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -482,13 +483,26 @@ class PyNetwork {
 
   void set_parameters(const py::dict& values) { net_ = with_parameters(values); }
 
+  // The names parameters() returns, without copying any values.
+  std::set<std::string> parameter_names() const {
+    std::set<std::string> names;
+    for (Index l = 0; l < net_.size(); ++l) {
+      if (!dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l))) continue;
+      for (const char* f : {"U_u", "U_r", "U_z", "V_u", "V_r", "V_z", "b_u", "b_r", "b_z", "theta",
+                            "tau_m", "tau_o"})
+        names.insert("layer" + std::to_string(l) + "." + f);
+    }
+    if (net_.readout()) names.insert({"readout.W_o", "readout.b_o"});
+    return names;
+  }
+
   // The network with the named parameters replaced (shapes and values checked, layers rebuilt and
   // validated, so e.g. a non-positive threshold is a ValueError).
   Network<double> with_parameters(const py::dict& values) const {
-    const py::dict known = parameters();
+    const std::set<std::string> known = parameter_names();
     for (const auto& item : values) {
       const std::string key = py::str(item.first);
-      if (!known.contains(key))
+      if (!known.count(key))
         throw std::invalid_argument("parameters: unknown parameter '" + key + "'");
     }
     Network<double> fresh;
