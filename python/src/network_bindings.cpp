@@ -23,6 +23,7 @@
 #include "io/checkpoint.hpp"
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
+#include "models/discrete_egru_layer.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/numpy_conversions.hpp"
 #include "python/src/sample.hpp"
@@ -83,9 +84,9 @@ void parallel_samples(const Network<double>& net, std::size_t n, int threads, co
   });
 }
 
-// The per-layer fields shared by parameters and gradients, into `out` as "<prefix><name>".
+// The weight fields shared by both layer types, parameters and gradients: "<prefix><name>".
 template <class T>
-void add_layer_fields(py::dict& out, const std::string& prefix, const T& x) {
+void add_weight_fields(py::dict& out, const std::string& prefix, const T& x) {
   out[py::str(prefix + "U_u")] = matrix_to_numpy(x.U_u);
   out[py::str(prefix + "U_r")] = matrix_to_numpy(x.U_r);
   out[py::str(prefix + "U_z")] = matrix_to_numpy(x.U_z);
@@ -96,8 +97,35 @@ void add_layer_fields(py::dict& out, const std::string& prefix, const T& x) {
   out[py::str(prefix + "b_r")] = eigen_vector_to_numpy(x.b_r);
   out[py::str(prefix + "b_z")] = eigen_vector_to_numpy(x.b_z);
   out[py::str(prefix + "theta")] = eigen_vector_to_numpy(x.theta);
+}
+
+// A continuous EGRU layer's fields (weights and both time constants).
+template <class T>
+void add_layer_fields(py::dict& out, const std::string& prefix, const T& x) {
+  add_weight_fields(out, prefix, x);
   out[py::str(prefix + "tau_m")] = x.tau_m;
   out[py::str(prefix + "tau_o")] = x.tau_o;
+}
+
+constexpr const char* kWeightNames[] = {"U_u", "U_r", "U_z", "V_u", "V_r",
+                                        "V_z", "b_u", "b_r", "b_z", "theta"};
+
+// Replaces the weights named "<prefix><name>" in `values` (shapes and finiteness checked).
+template <class W>
+void read_weight_fields(const py::dict& values, const std::string& n, W& p) {
+  auto set = [&](const char* name, auto& m) {
+    if (values.contains(n + name)) numpy_to_matrix(values[py::str(n + name)], m, n + name);
+  };
+  set("U_u", p.U_u);
+  set("U_r", p.U_r);
+  set("U_z", p.U_z);
+  set("V_u", p.V_u);
+  set("V_r", p.V_r);
+  set("V_z", p.V_z);
+  set("b_u", p.b_u);
+  set("b_r", p.b_r);
+  set("b_z", p.b_z);
+  set("theta", p.theta);
 }
 
 py::dict gradient_to_dict(const Gradient<double>& g, bool with_readout) {
@@ -470,9 +498,13 @@ class PyNetwork {
   py::dict parameters() const {
     py::dict out;
     for (Index l = 0; l < net_.size(); ++l) {
-      const auto* layer = dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l));
-      if (!layer) continue;
-      add_layer_fields(out, "layer" + std::to_string(l) + ".", layer->params());
+      const std::string prefix = "layer" + std::to_string(l) + ".";
+      if (const auto* c = dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l))) {
+        add_layer_fields(out, prefix, c->params());
+      } else if (const auto* d = dynamic_cast<const DiscreteEgruLayer<double>*>(&net_.layer(l))) {
+        add_weight_fields(out, prefix, d->params());
+        out[py::str(prefix + "tau_o")] = d->params().tau_o;
+      }
     }
     if (const auto* ro = net_.readout()) {
       out["readout.W_o"] = matrix_to_numpy(ro->W_o);
@@ -487,10 +519,15 @@ class PyNetwork {
   std::set<std::string> parameter_names() const {
     std::set<std::string> names;
     for (Index l = 0; l < net_.size(); ++l) {
-      if (!dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l))) continue;
-      for (const char* f : {"U_u", "U_r", "U_z", "V_u", "V_r", "V_z", "b_u", "b_r", "b_z", "theta",
-                            "tau_m", "tau_o"})
-        names.insert("layer" + std::to_string(l) + "." + f);
+      const std::string prefix = "layer" + std::to_string(l) + ".";
+      const bool continuous =
+          dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l)) != nullptr;
+      const bool discrete =
+          dynamic_cast<const DiscreteEgruLayer<double>*>(&net_.layer(l)) != nullptr;
+      if (!continuous && !discrete) continue;
+      for (const char* f : kWeightNames) names.insert(prefix + f);
+      names.insert(prefix + "tau_o");
+      if (continuous) names.insert(prefix + "tau_m");
     }
     if (net_.readout()) names.insert({"readout.W_o", "readout.b_o"});
     return names;
@@ -507,33 +544,28 @@ class PyNetwork {
     }
     Network<double> fresh;
     for (Index l = 0; l < net_.size(); ++l) {
-      const auto* layer = dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l));
-      if (!layer) {
-        fresh.add_layer(net_.layer(l).clone());
-        continue;
-      }
-      auto p = layer->params();
       const std::string n = "layer" + std::to_string(l) + ".";
-      auto set = [&](const char* name, auto& m) {
-        if (values.contains(n + name)) numpy_to_matrix(values[py::str(n + name)], m, n + name);
+      auto tau = [&](const char* name, double& target) {
+        if (values.contains(n + name)) target = finite_scalar(values[py::str(n + name)], n + name);
       };
-      set("U_u", p.U_u);
-      set("U_r", p.U_r);
-      set("U_z", p.U_z);
-      set("V_u", p.V_u);
-      set("V_r", p.V_r);
-      set("V_z", p.V_z);
-      set("b_u", p.b_u);
-      set("b_r", p.b_r);
-      set("b_z", p.b_z);
-      set("theta", p.theta);
-      if (values.contains(n + "tau_m"))
-        p.tau_m = finite_scalar(values[py::str(n + "tau_m")], n + "tau_m");
-      if (values.contains(n + "tau_o"))
-        p.tau_o = finite_scalar(values[py::str(n + "tau_o")], n + "tau_o");
-      p.validate("layer " + std::to_string(l));
-      fresh.add_layer(std::make_unique<ContinuousEgruLayer<double>>(
-          std::make_shared<ContinuousEgruParams<double>>(std::move(p))));
+      if (const auto* c = dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l))) {
+        auto p = c->params();
+        read_weight_fields(values, n, p);
+        tau("tau_m", p.tau_m);
+        tau("tau_o", p.tau_o);
+        p.validate("layer " + std::to_string(l));
+        fresh.add_layer(std::make_unique<ContinuousEgruLayer<double>>(
+            std::make_shared<ContinuousEgruParams<double>>(std::move(p))));
+      } else if (const auto* d = dynamic_cast<const DiscreteEgruLayer<double>*>(&net_.layer(l))) {
+        auto p = d->params();
+        read_weight_fields(values, n, p);
+        tau("tau_o", p.tau_o);
+        p.validate("layer " + std::to_string(l));
+        fresh.add_layer(std::make_unique<DiscreteEgruLayer<double>>(
+            std::make_shared<DiscreteEgruParams<double>>(std::move(p))));
+      } else {
+        fresh.add_layer(net_.layer(l).clone());
+      }
     }
     if (const auto* ro = net_.readout()) {
       Readout<double> r = *ro;
