@@ -159,9 +159,7 @@ int run_gesture(const Options& options) {
   double sim_ms = 0;
   for (const auto& s : test) {
     writer.begin_sample(s.targets.labels.front());
-    SimOptions<double> opt;
-    opt.end_time = s.end_time;
-    opt.readout_windows = s.readout_windows;
+    SimOptions<double> opt = s.options();
     opt.record_trace = false;
     opt.sink = &writer;
     const auto r = simulate(local, s.input, opt);

@@ -38,9 +38,7 @@ void write_figure_data(const std::string& dir, const Network<double>& trained,
   for (std::size_t k = 0; k < std::min(patterns, test.size()) && k < 4; ++k) {
     const Sample<double>& s = test[k];
     Network<double> net = trained.clone();
-    SimOptions<double> opt;
-    opt.end_time = s.end_time;
-    opt.readout_windows = s.readout_windows;
+    SimOptions<double> opt = s.options();
     for (double t = 0; t <= s.end_time; t += 0.05) opt.snapshot_times.push_back(t);
     const auto r = simulate(net, s.input, opt);
     for (const auto& snap : r.snapshots) {
@@ -87,9 +85,7 @@ void write_test_trace(const std::string& path, const Network<double>& trained,
     for (std::size_t b = 0; b < bits.size(); ++b)
       if (bits[b] > 0.5) pattern |= std::int64_t{1} << b;
     writer.begin_sample(pattern);
-    SimOptions<double> opt;
-    opt.end_time = s.end_time;
-    opt.readout_windows = s.readout_windows;
+    SimOptions<double> opt = s.options();
     opt.record_trace = false;
     opt.sink = &writer;
     writer.end_sample(simulate(net, s.input, opt));

@@ -14,20 +14,28 @@
 
 namespace egret {
 
-// threads <= 0: TBB's default (all cores).
+// Calls body(i, local) for every i in [0, n) on TBB workers, `local` being a worker-local clone
+// of `net` (shared parameters, private state). threads <= 0: TBB's default (all cores). The body
+// must store its result at index i; then nothing depends on the thread count.
+template <class Scalar, class Body>
+void for_each_sample(const Network<Scalar>& net, std::size_t n, int threads, const Body& body) {
+  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n),
+                      [&](const tbb::blocked_range<std::size_t>& range) {
+                        Network<Scalar> local = net.clone();
+                        for (std::size_t i = range.begin(); i != range.end(); ++i) body(i, local);
+                      });
+  });
+}
+
 template <class Scalar>
 std::vector<SimResult<Scalar>> simulate_batch(const Network<Scalar>& net,
                                               const std::vector<InputStream<Scalar>>& samples,
                                               const SimOptions<Scalar>& options, int threads = 0) {
   std::vector<SimResult<Scalar>> results(samples.size());
-  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, samples.size()),
-                      [&](const tbb::blocked_range<std::size_t>& range) {
-                        Network<Scalar> local = net.clone();
-                        for (std::size_t i = range.begin(); i != range.end(); ++i)
-                          results[i] = simulate(local, samples[i], options);
-                      });
+  for_each_sample(net, samples.size(), threads, [&](std::size_t i, Network<Scalar>& local) {
+    results[i] = simulate(local, samples[i], options);
   });
   return results;
 }

@@ -4,10 +4,6 @@
 // gives the same numbers for any thread count.
 #pragma once
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -15,24 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "adjoint/continuous_egru_backward.hpp"
-#include "adjoint/losses.hpp"
-#include "sim/engine.hpp"
+#include "sim/batch_runner.hpp"
 #include "train/optimizer.hpp"
 #include "train/parameters.hpp"
+#include "train/sample.hpp"
+#include "train/sample_gradient.hpp"
 
 namespace egret {
-
-// One training or test example: an input stream, when to read out, and what the logits should
-// say there.
-template <class Scalar>
-struct Sample {
-  InputStream<Scalar> input;
-  Scalar end_time = 0;
-  std::vector<Scalar> readout_times;
-  std::vector<std::pair<Scalar, Scalar>> readout_windows;  // targets follow the points' targets
-  ReadoutTargets<Scalar> targets;
-};
 
 struct TrainConfig {
   OptimizerConfig optimizer;
@@ -161,46 +146,27 @@ class Trainer {
 
   template <class F>
   void run_parallel(std::size_t n, F&& f, const Network<Scalar>& net) const {
-    tbb::task_arena arena(cfg_.threads > 0 ? cfg_.threads : tbb::task_arena::automatic);
-    arena.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n),
-                        [&](const tbb::blocked_range<std::size_t>& r) {
-                          Network<Scalar> local = net.clone();
-                          for (std::size_t i = r.begin(); i != r.end(); ++i) f(i, local);
-                        });
-    });
+    for_each_sample(net, n, cfg_.threads, f);
   }
 
   Outcome run_sample(Network<Scalar>& net, const Sample<Scalar>& s, bool with_gradient) const {
-    Tape<Scalar> tape;
-    SimOptions<Scalar> opt;
-    opt.end_time = s.end_time;
-    opt.readout_times = s.readout_times;
-    opt.readout_windows = s.readout_windows;
-    opt.record_trace = false;
-    if (with_gradient) opt.tape = &tape;
-    const SimResult<Scalar> fwd = simulate(net, s.input, opt);
-    const LossResult<Scalar> loss = evaluate_loss(cfg_.loss, fwd.readouts, s.targets);
-    const ActivityTerm<Scalar> act = with_gradient
-                                         ? activity_term(net, tape, s.end_time, cfg_.activity)
-                                         : ActivityTerm<Scalar>{};
+    const SampleOutcome<Scalar> r =
+        sample_loss_and_gradient(net, s, cfg_.loss, with_gradient, cfg_.activity);
     Outcome o;
-    o.stats.loss = static_cast<double>(loss.loss + act.value);
-    o.stats.correct = loss.correct;
-    o.stats.total = loss.total;
-    o.stats.steps = fwd.events_processed;
-    for (const auto& l : fwd.layers) {
+    o.stats.loss = static_cast<double>(r.loss.loss + r.activity.value);
+    o.stats.correct = r.loss.correct;
+    o.stats.total = r.loss.total;
+    o.stats.steps = r.forward.events_processed;
+    for (const auto& l : r.forward.layers) {
       o.stats.events += l.events;
       o.stats.unit_seconds += static_cast<double>(l.units) * static_cast<double>(s.end_time) * 1e-3;
     }
     if (with_gradient) {
-      Gradient<Scalar> g = zero_gradient(net, s.input.size());
-      const auto d_o = readout_backward(net, fwd, loss.dlogits, g);
-      o.report = continuous_egru_backward(net, tape, fwd, d_o, g, &act);
-      o.stats.skipped_samples = o.report.ok() ? 0 : 1;
-      o.stats.grazing = o.report.grazing_crossings;
-      o.stats.simultaneous = o.report.simultaneous_crossings;
-      o.grad = params_.flatten(g);
+      o.report = r.report;
+      o.stats.skipped_samples = r.report.ok() ? 0 : 1;
+      o.stats.grazing = r.report.grazing_crossings;
+      o.stats.simultaneous = r.report.simultaneous_crossings;
+      o.grad = params_.flatten(r.grad);
     }
     return o;
   }

@@ -7,9 +7,6 @@
 // stored at the sample's index and gradients summed in sample order: the numbers do not depend on
 // the number of threads. The GIL is released while C++ runs.
 #include <pybind11/stl.h>
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include <exception>
 #include <memory>
@@ -19,7 +16,6 @@
 #include <vector>
 
 #include "adjoint/continuous_egru_backward.hpp"
-#include "adjoint/losses.hpp"
 #include "io/checkpoint.hpp"
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
@@ -27,8 +23,9 @@
 #include "python/src/bindings.hpp"
 #include "python/src/numpy_conversions.hpp"
 #include "python/src/sample.hpp"
-#include "sim/engine.hpp"
+#include "sim/batch_runner.hpp"
 #include "train/parameters.hpp"
+#include "train/sample_gradient.hpp"
 
 namespace egret::python {
 namespace {
@@ -71,32 +68,33 @@ int checked_threads(int threads) {
   return threads;
 }
 
-// Runs body(i, local_network) for i in [0, n) on TBB workers (threads <= 0: all cores).
+// sim/batch_runner.hpp's for_each_sample with the thread count checked.
 template <class Body>
 void parallel_samples(const Network<double>& net, std::size_t n, int threads, const Body& body) {
-  tbb::task_arena arena(checked_threads(threads) > 0 ? threads : tbb::task_arena::automatic);
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n),
-                      [&](const tbb::blocked_range<std::size_t>& range) {
-                        Network<double> local = net.clone();
-                        for (std::size_t i = range.begin(); i != range.end(); ++i) body(i, local);
-                      });
-  });
+  for_each_sample(net, n, checked_threads(threads), body);
 }
 
-// The weight fields shared by both layer types, parameters and gradients: "<prefix><name>".
+// Visits the ten weight fields by name: EgruWeights (both layer types) and LayerGradient have
+// the same ones.
+template <class W, class F>
+void for_each_weight(W& w, const F& f) {
+  f("U_u", w.U_u);
+  f("U_r", w.U_r);
+  f("U_z", w.U_z);
+  f("V_u", w.V_u);
+  f("V_r", w.V_r);
+  f("V_z", w.V_z);
+  f("b_u", w.b_u);
+  f("b_r", w.b_r);
+  f("b_z", w.b_z);
+  f("theta", w.theta);
+}
+
+// The weight fields of parameters or gradients into `out` as "<prefix><name>".
 template <class T>
 void add_weight_fields(py::dict& out, const std::string& prefix, const T& x) {
-  out[py::str(prefix + "U_u")] = matrix_to_numpy(x.U_u);
-  out[py::str(prefix + "U_r")] = matrix_to_numpy(x.U_r);
-  out[py::str(prefix + "U_z")] = matrix_to_numpy(x.U_z);
-  out[py::str(prefix + "V_u")] = matrix_to_numpy(x.V_u);
-  out[py::str(prefix + "V_r")] = matrix_to_numpy(x.V_r);
-  out[py::str(prefix + "V_z")] = matrix_to_numpy(x.V_z);
-  out[py::str(prefix + "b_u")] = eigen_vector_to_numpy(x.b_u);
-  out[py::str(prefix + "b_r")] = eigen_vector_to_numpy(x.b_r);
-  out[py::str(prefix + "b_z")] = eigen_vector_to_numpy(x.b_z);
-  out[py::str(prefix + "theta")] = eigen_vector_to_numpy(x.theta);
+  for_each_weight(
+      x, [&](const char* name, const auto& m) { out[py::str(prefix + name)] = eigen_to_numpy(m); });
 }
 
 // A continuous EGRU layer's fields (weights and both time constants).
@@ -107,25 +105,13 @@ void add_layer_fields(py::dict& out, const std::string& prefix, const T& x) {
   out[py::str(prefix + "tau_o")] = x.tau_o;
 }
 
-constexpr const char* kWeightNames[] = {"U_u", "U_r", "U_z", "V_u", "V_r",
-                                        "V_z", "b_u", "b_r", "b_z", "theta"};
-
 // Replaces the weights named "<prefix><name>" in `values` (shapes and finiteness checked).
 template <class W>
-void read_weight_fields(const py::dict& values, const std::string& n, W& p) {
-  auto set = [&](const char* name, auto& m) {
-    if (values.contains(n + name)) numpy_to_matrix(values[py::str(n + name)], m, n + name);
-  };
-  set("U_u", p.U_u);
-  set("U_r", p.U_r);
-  set("U_z", p.U_z);
-  set("V_u", p.V_u);
-  set("V_r", p.V_r);
-  set("V_z", p.V_z);
-  set("b_u", p.b_u);
-  set("b_r", p.b_r);
-  set("b_z", p.b_z);
-  set("theta", p.theta);
+void read_weight_fields(const py::dict& values, const std::string& prefix, W& p) {
+  for_each_weight(p, [&](const char* name, auto& m) {
+    const std::string key = prefix + name;
+    if (values.contains(key)) numpy_to_matrix(values[py::str(key)], m, key);
+  });
 }
 
 py::dict gradient_to_dict(const Gradient<double>& g, bool with_readout) {
@@ -133,8 +119,8 @@ py::dict gradient_to_dict(const Gradient<double>& g, bool with_readout) {
   for (std::size_t l = 0; l < g.layers.size(); ++l)
     add_layer_fields(grads, "layer" + std::to_string(l) + ".", g.layers[l]);
   if (with_readout) {
-    grads["readout.W_o"] = matrix_to_numpy(g.W_o);
-    grads["readout.b_o"] = eigen_vector_to_numpy(g.b_o);
+    grads["readout.W_o"] = eigen_to_numpy(g.W_o);
+    grads["readout.b_o"] = eigen_to_numpy(g.b_o);
   }
   return grads;
 }
@@ -160,7 +146,8 @@ py::dict result_to_dict(const SimResult<double>& r) {
     logits.append(vector_to_numpy(ro.logits));
   }
   py::list counts;
-  for (const auto& l : r.layers) {
+  for (std::size_t k = 0; k < r.layers.size(); ++k) {
+    const auto& l = r.layers[k];
     events_per_layer.append(l.events);
     py::dict c;
     c["units"] = l.units;
@@ -168,10 +155,7 @@ py::dict result_to_dict(const SimResult<double>& r) {
     c["inputs_received"] = l.inputs_received;
     c["releases"] = l.releases;
     c["internal_steps"] = l.internal_steps;
-    c["events_per_unit_per_s"] =
-        r.end_time > 0 && l.units > 0
-            ? static_cast<double>(l.events) / (static_cast<double>(l.units) * r.end_time * 1e-3)
-            : 0.0;
+    c["events_per_unit_per_s"] = r.rate_per_unit(k);
     counts.append(c);
   }
   py::dict out;
@@ -387,7 +371,6 @@ class PyNetwork {
 
   py::list simulate_batch(const py::object& samples, int threads) {
     const auto batch = checked(samples);
-    checked_threads(threads);
     const Network<double> net = net_.clone();  // see simulate
     std::vector<SimResult<double>> results(batch.size());
     {
@@ -442,26 +425,15 @@ class PyNetwork {
     }
     if (!net_.readout())
       throw std::invalid_argument("loss_and_gradient: the network has no readout");
-    checked_threads(threads);
     const Network<double> net = net_.clone();  // see simulate
     const std::size_t b = batch.size();
-    std::vector<Gradient<double>> grads(b);
-    std::vector<BackwardReport> reports(b);
-    std::vector<LossResult<double>> losses(b);
+    std::vector<SampleOutcome<double>> out(b);
     std::vector<std::exception_ptr> errors(b);  // rethrown in sample order, with their types
     {
       py::gil_scoped_release release;
       parallel_samples(net, b, threads, [&](std::size_t i, Network<double>& local) {
         try {
-          Tape<double> tape;
-          auto opt = batch[i]->options();
-          opt.tape = &tape;
-          opt.record_trace = false;
-          const auto fwd = egret::simulate(local, batch[i]->s.input, opt);
-          losses[i] = evaluate_loss(kind, fwd.readouts, batch[i]->s.targets);
-          grads[i] = zero_gradient(net, batch[i]->s.input.size());
-          const auto d_o = readout_backward(net, fwd, losses[i].dlogits, grads[i]);
-          reports[i] = continuous_egru_backward(net, tape, fwd, d_o, grads[i]);
+          out[i] = sample_loss_and_gradient(local, batch[i]->s, kind, true);
         } catch (...) {
           errors[i] = std::current_exception();
         }
@@ -469,25 +441,25 @@ class PyNetwork {
     }
     for (std::size_t i = 0; i < b; ++i) {
       if (errors[i]) std::rethrow_exception(errors[i]);
-      if (!reports[i].ok())
+      if (!out[i].report.ok())
         throw std::runtime_error("backward pass, sample " + std::to_string(i) + ": " +
-                                 reports[i].first_problem);
+                                 out[i].report.first_problem);
     }
     Gradient<double> sum = zero_gradient(net, 0);
     double mean = 0;
     int correct = 0, total = 0;
-    for (std::size_t i = 0; i < b; ++i) {
-      sum += grads[i];
-      mean += losses[i].loss;
-      correct += losses[i].correct;
-      total += losses[i].total;
+    for (const auto& o : out) {
+      sum += o.grad;
+      mean += o.loss.loss;
+      correct += o.loss.correct;
+      total += o.loss.total;
     }
     sum *= 1.0 / static_cast<double>(b);
     mean /= static_cast<double>(b);
     py::dict grad = gradient_to_dict(sum, true);
     if (b == 1) {  // per-event input gradients exist for a single sample
-      grad["input.time"] = vector_to_numpy(grads[0].input_time);
-      grad["input.value"] = vector_to_numpy(grads[0].input_value);
+      grad["input.time"] = vector_to_numpy(out[0].grad.input_time);
+      grad["input.value"] = vector_to_numpy(out[0].grad.input_value);
     }
     py::dict stats;
     stats["correct"] = correct;
@@ -507,8 +479,8 @@ class PyNetwork {
       }
     }
     if (const auto* ro = net_.readout()) {
-      out["readout.W_o"] = matrix_to_numpy(ro->W_o);
-      out["readout.b_o"] = eigen_vector_to_numpy(ro->b_o);
+      out["readout.W_o"] = eigen_to_numpy(ro->W_o);
+      out["readout.b_o"] = eigen_to_numpy(ro->b_o);
     }
     return out;
   }
@@ -525,7 +497,8 @@ class PyNetwork {
       const bool discrete =
           dynamic_cast<const DiscreteEgruLayer<double>*>(&net_.layer(l)) != nullptr;
       if (!continuous && !discrete) continue;
-      for (const char* f : kWeightNames) names.insert(prefix + f);
+      const EgruWeights<double> shapes;  // only the names are visited
+      for_each_weight(shapes, [&](const char* name, const auto&) { names.insert(prefix + name); });
       names.insert(prefix + "tau_o");
       if (continuous) names.insert(prefix + "tau_m");
     }

@@ -97,24 +97,24 @@ py::array_t<T> vector_to_numpy(const std::vector<T>& v) {
   return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
 }
 
+// An Eigen matrix as a 2-D array, an Eigen (column) vector as a 1-D array.
 template <class M>
-py::array_t<double> matrix_to_numpy(const M& m) {
-  py::array_t<double> a({static_cast<py::ssize_t>(m.rows()), static_cast<py::ssize_t>(m.cols())});
-  auto r = a.mutable_unchecked<2>();
-  for (Index i = 0; i < m.rows(); ++i)
-    for (Index j = 0; j < m.cols(); ++j) r(i, j) = m(i, j);
-  return a;
+py::array_t<double> eigen_to_numpy(const M& m) {
+  if constexpr (M::ColsAtCompileTime == 1) {
+    py::array_t<double> a(static_cast<py::ssize_t>(m.size()));
+    auto r = a.mutable_unchecked<1>();
+    for (Index i = 0; i < m.size(); ++i) r(i) = m(i);
+    return a;
+  } else {
+    py::array_t<double> a({static_cast<py::ssize_t>(m.rows()), static_cast<py::ssize_t>(m.cols())});
+    auto r = a.mutable_unchecked<2>();
+    for (Index i = 0; i < m.rows(); ++i)
+      for (Index j = 0; j < m.cols(); ++j) r(i, j) = m(i, j);
+    return a;
+  }
 }
 
-template <class V>
-py::array_t<double> eigen_vector_to_numpy(const V& v) {
-  py::array_t<double> a(static_cast<py::ssize_t>(v.size()));
-  auto r = a.mutable_unchecked<1>();
-  for (Index i = 0; i < v.size(); ++i) r(i) = v(i);
-  return a;
-}
-
-// Fills an Eigen matrix (or vector, cols() == 1) from an array of exactly its shape.
+// Fills an Eigen matrix (2-D array) or vector (1-D array) from an array of exactly its shape.
 template <class M>
 void numpy_to_matrix(const py::handle& obj, M& m, const std::string& name) {
   F64 a;
@@ -125,7 +125,7 @@ void numpy_to_matrix(const py::handle& obj, M& m, const std::string& name) {
   } catch (const py::error_already_set& e) {  // e.g. strings, or a tensor that requires grad
     throw std::invalid_argument(name + ": expected an array of numbers (" + e.what() + ")");
   }
-  const bool is_vector = m.cols() == 1;
+  constexpr bool is_vector = M::ColsAtCompileTime == 1;
   if ((is_vector && (a.ndim() != 1 || a.shape(0) != m.rows())) ||
       (!is_vector && (a.ndim() != 2 || a.shape(0) != m.rows() || a.shape(1) != m.cols())))
     throw std::invalid_argument(name + ": expected shape (" + std::to_string(m.rows()) +

@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "python/src/numpy_conversions.hpp"
-#include "sim/engine.hpp"
-#include "train/trainer.hpp"
+#include "train/sample.hpp"
 
 namespace egret::python {
 
@@ -24,13 +23,7 @@ struct PySample {
   Index readouts() const {
     return static_cast<Index>(s.readout_times.size() + s.readout_windows.size());
   }
-  SimOptions<double> options() const {
-    SimOptions<double> o;
-    o.end_time = s.end_time;
-    o.readout_times = s.readout_times;
-    o.readout_windows = s.readout_windows;
-    return o;
-  }
+  SimOptions<double> options() const { return s.options(); }
 };
 
 // A class label: a Python or numpy integer (or a 0-d integer array) in [0, INT_MAX].

@@ -1,0 +1,41 @@
+// One sample's forward pass, loss and (optionally) exact gradient: what every training step and
+// every gradient query does per sample (train/trainer.hpp, the Python module).
+#pragma once
+
+#include "adjoint/activity_regularizer.hpp"
+#include "adjoint/continuous_egru_backward.hpp"
+#include "adjoint/losses.hpp"
+#include "train/sample.hpp"
+
+namespace egret {
+
+template <class Scalar>
+struct SampleOutcome {
+  SimResult<Scalar> forward;      // without the event trace
+  LossResult<Scalar> loss;        // at the readouts
+  ActivityTerm<Scalar> activity;  // the regulariser's value (zero if off or no gradient)
+  Gradient<Scalar> grad;          // of loss + activity, if requested
+  BackwardReport report;
+};
+
+// `net` is run from its initial state (use a clone per thread). Without gradient no tape is kept.
+template <class Scalar>
+SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sample<Scalar>& s,
+                                               LossKind loss, bool with_gradient,
+                                               const ActivityRegularizer& activity = {}) {
+  Tape<Scalar> tape;
+  SimOptions<Scalar> opt = s.options();
+  opt.record_trace = false;
+  if (with_gradient) opt.tape = &tape;
+  SampleOutcome<Scalar> o;
+  o.forward = simulate(net, s.input, opt);
+  o.loss = evaluate_loss(loss, o.forward.readouts, s.targets);
+  if (!with_gradient) return o;
+  o.activity = activity_term(net, tape, s.end_time, activity);
+  o.grad = zero_gradient(net, s.input.size());
+  const auto d_o = readout_backward(net, o.forward, o.loss.dlogits, o.grad);
+  o.report = continuous_egru_backward(net, tape, o.forward, d_o, o.grad, &o.activity);
+  return o;
+}
+
+}  // namespace egret
