@@ -182,6 +182,15 @@ Network<Scalar> build_network(const NetworkConfig& cfg) {
       for (Index i = 0; i < ro.W_o.rows(); ++i)
         ro.W_o(i, j) =
             static_cast<Scalar>((static_cast<double>(rng() >> 11) * 0x1.0p-53 * 2 - 1) * s);
+    for (const auto& o : cfg.readout_params) {  // the configuration's "readout" values
+      if (o.name == "W_o")
+        detail::apply_override(ro.W_o, o, "readout");
+      else if (o.name == "b_o")
+        detail::apply_override(ro.b_o, o, "readout");
+      else
+        throw std::invalid_argument("readout: unknown parameter '" + o.name +
+                                    "' (known: W_o, b_o)");
+    }
     net.set_readout(std::move(ro));
   }
   return net;

@@ -61,6 +61,37 @@ TEST(ConfigIo, ParsesAndBuildsANetwork) {
   EXPECT_EQ(r.readouts[1].logits.size(), 2u);
 }
 
+// The "readout" section's values replace the random readout (they were once parsed and dropped).
+TEST(ConfigIo, ReadoutValuesAreApplied) {
+  const std::string head = R"({"seed": 1, "input_channels": 2, "readout_classes": 2,
+    "layers": [{"type": "continuous_egru", "units": 3}], )";
+  const auto cfg = egret::parse_network_config(
+      head + R"("readout": {"W_o": [[1, 2, 3], [4, 5, 6]], "b_o": [-1, 0.5]}})", "inline");
+  const auto net = egret::build_network<double>(cfg);
+  ASSERT_NE(net.readout(), nullptr);
+  EXPECT_EQ(net.readout()->W_o(1, 2), 6.0);
+  EXPECT_EQ(net.readout()->W_o(0, 1), 2.0);
+  EXPECT_EQ(net.readout()->b_o(0), -1.0);
+  EXPECT_EQ(net.readout()->b_o(1), 0.5);
+  const auto only_bias =
+      egret::parse_network_config(head + R"("readout": {"b_o": 0.25}})", "inline");
+  const auto net2 = egret::build_network<double>(only_bias);
+  const auto random = egret::build_network<double>(
+      egret::parse_network_config(head + R"("readout": {}})", "inline"));
+  EXPECT_EQ(net2.readout()->b_o(1), 0.25);
+  EXPECT_EQ(net2.readout()->W_o, random.readout()->W_o);  // W_o stays random
+  EXPECT_NE(error_of([&] {
+              egret::build_network<double>(egret::parse_network_config(
+                  head + R"("readout": {"W_o": [[1, 2], [3, 4]]}})", "inline"));
+            }).find("readout: W_o: row 0 has 2 values (expected 2x3)"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              egret::build_network<double>(
+                  egret::parse_network_config(head + R"("readout": {"V_o": 1}})", "inline"));
+            }).find("readout: unknown parameter 'V_o' (known: W_o, b_o)"),
+            std::string::npos);
+}
+
 TEST(ConfigIo, StrictErrorsNameTheKey) {
   auto err = [](const std::string& text) {
     return error_of([&] { egret::parse_network_config(text, "net.json"); });
