@@ -47,12 +47,6 @@ struct LayerGradient {
     tau_o *= s;
     return *this;
   }
-  Scalar squared_norm() const {
-    Scalar s = tau_m * tau_m + tau_o * tau_o;
-    for (const auto* m : {&U_u, &U_r, &U_z, &V_u, &V_r, &V_z}) s += m->squaredNorm();
-    for (const auto* v : {&b_u, &b_r, &b_z, &theta}) s += v->squaredNorm();
-    return s;
-  }
 };
 
 template <class Scalar>
@@ -76,11 +70,6 @@ struct Gradient {
     W_o *= s;
     b_o *= s;
     return *this;
-  }
-  Scalar squared_norm() const {
-    Scalar s = W_o.squaredNorm() + b_o.squaredNorm();
-    for (const auto& l : layers) s += l.squared_norm();
-    return s;
   }
 };
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "events/camera_event.hpp"
+#include "events/random.hpp"
 
 namespace egret {
 
@@ -116,9 +117,8 @@ class DvsSensorModel {
   }
 
  private:
-  // Our own maps from the generator's bits (std distributions differ between libraries).
-  double uniform() { return (static_cast<double>(rng_() >> 11) + 0.5) * 0x1.0p-53; }
-  double normal() {  // Box-Muller
+  double uniform() { return detail::uniform01(rng_); }  // events/random.hpp
+  double normal() {                                     // Box-Muller
     const double a = uniform(), b = uniform();
     return std::sqrt(-2 * std::log(a)) * std::cos(6.283185307179586 * b);
   }

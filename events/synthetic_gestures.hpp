@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "events/dvs_sensor_model.hpp"
+#include "events/random.hpp"
 
 namespace egret {
 
@@ -35,12 +36,6 @@ inline const std::array<Lighting, 4>& gesture_lightings() {
       Lighting{"lab", 0.5, 1.0}};
   return l;
 }
-
-namespace detail {
-inline double uniform01(std::mt19937_64& r) {
-  return (static_cast<double>(r() >> 11) + 0.5) * 0x1.0p-53;
-}
-}  // namespace detail
 
 inline GestureStyle random_style(std::mt19937_64& rng) {
   GestureStyle s;

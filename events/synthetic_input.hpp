@@ -10,14 +10,9 @@
 #include <vector>
 
 #include "events/input_stream.hpp"
+#include "events/random.hpp"
 
 namespace egret {
-
-namespace detail {
-inline double uniform01(std::mt19937_64& rng) {
-  return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53;  // in (0, 1)
-}
-}  // namespace detail
 
 // Every channel fires as a Poisson process of `rate_hz` over [0, end_ms); values 1.
 template <class Scalar>

@@ -26,13 +26,12 @@ std::string object_name(hid_t obj) {
 
 constexpr std::size_t kChunk = 65536;
 
-// Chunked (when there is data), shuffled and deflated creation properties for n elements.
-Id compressed_plist(std::size_t n, std::size_t elem_per_row = 1) {
+// Dataset creation properties: chunks of `chunk` (rank 1 or 2), shuffled and deflated; without a
+// chunk shape (an empty dataset) contiguous.
+Id compressed_plist(int rank, const hsize_t* chunk) {
   Id plist = check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate");
-  if (n > 0) {
-    hsize_t chunk[2] = {static_cast<hsize_t>(std::min<std::size_t>(n, kChunk)),
-                        static_cast<hsize_t>(elem_per_row)};
-    check_status(H5Pset_chunk(plist.get(), elem_per_row > 1 ? 2 : 1, chunk), "H5Pset_chunk");
+  if (chunk) {
+    check_status(H5Pset_chunk(plist.get(), rank, chunk), "H5Pset_chunk");
     check_status(H5Pset_shuffle(plist.get()), "H5Pset_shuffle");
     check_status(H5Pset_deflate(plist.get(), 4), "H5Pset_deflate");
   }
@@ -44,7 +43,8 @@ void write_1d(hid_t parent, const std::string& name, const std::vector<T>& v, hi
               hid_t mem_type) {
   const hsize_t dims[1] = {static_cast<hsize_t>(v.size())};
   Id space = check(H5Screate_simple(1, dims, nullptr), "H5Screate_simple");
-  Id plist = compressed_plist(v.size());
+  const hsize_t chunk[1] = {static_cast<hsize_t>(std::min<std::size_t>(v.size(), kChunk))};
+  Id plist = compressed_plist(1, v.empty() ? nullptr : chunk);
   Id dset = check(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, plist.get(),
                              H5P_DEFAULT),
                   "cannot create dataset " + object_name(parent) + "/" + name);
@@ -249,18 +249,6 @@ std::int64_t read_int_attribute(hid_t obj, const std::string& name, const std::s
   return v;
 }
 
-std::vector<std::uint32_t> read_uint32_attribute(hid_t obj, const std::string& name,
-                                                 const std::string& where) {
-  Id attr = open_attribute(obj, name, where);
-  Id space = check(H5Aget_space(attr.get()), where + ": " + name + ": no dataspace");
-  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  std::vector<std::uint32_t> v(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
-  if (!v.empty())
-    check_status(H5Aread(attr.get(), H5T_NATIVE_UINT32, v.data()),
-                 where + ": cannot read attribute " + name);
-  return v;
-}
-
 void write_vector(hid_t parent, const std::string& name, const std::vector<double>& v) {
   write_1d(parent, name, v, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
 }
@@ -276,14 +264,9 @@ void write_matrix(hid_t parent, const std::string& name, const std::vector<doubl
   if (data.size() != rows * cols) fail("write_matrix: " + name + ": size mismatch");
   const hsize_t dims[2] = {static_cast<hsize_t>(rows), static_cast<hsize_t>(cols)};
   Id space = check(H5Screate_simple(2, dims, nullptr), "H5Screate_simple");
-  Id plist = check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate");
-  if (rows > 0 && cols > 0) {
-    const hsize_t chunk[2] = {static_cast<hsize_t>(std::min<std::size_t>(rows, 256)),
-                              static_cast<hsize_t>(std::min<std::size_t>(cols, 4096))};
-    check_status(H5Pset_chunk(plist.get(), 2, chunk), "H5Pset_chunk");
-    check_status(H5Pset_shuffle(plist.get()), "H5Pset_shuffle");
-    check_status(H5Pset_deflate(plist.get(), 4), "H5Pset_deflate");
-  }
+  const hsize_t chunk[2] = {static_cast<hsize_t>(std::min<std::size_t>(rows, 256)),
+                            static_cast<hsize_t>(std::min<std::size_t>(cols, 4096))};
+  Id plist = compressed_plist(2, rows > 0 && cols > 0 ? chunk : nullptr);
   Id dset = check(H5Dcreate2(parent, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
                              plist.get(), H5P_DEFAULT),
                   "cannot create dataset " + name);
@@ -305,27 +288,13 @@ std::vector<std::int64_t> read_int64s(hid_t parent, const std::string& name,
   return read_1d<std::int64_t>(parent, name, where, H5T_NATIVE_INT64);
 }
 
-std::vector<std::size_t> shape(hid_t parent, const std::string& name, const std::string& where) {
-  QuietErrors quiet;
-  if (!exists(parent, name)) fail(where + ": missing dataset '" + name + "'");
-  Id dset = check(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), where + ": cannot open " + name);
-  Id space = check(H5Dget_space(dset.get()), where + ": " + name + ": no dataspace");
-  const int rank = H5Sget_simple_extent_ndims(space.get());
-  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
-  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-  return std::vector<std::size_t>(dims.begin(), dims.end());
-}
-
 AppendableDataset::AppendableDataset(hid_t parent, const std::string& name, hid_t mem_type,
                                      std::size_t chunk)
     : mem_type_(mem_type) {
   const hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED};
   Id space = check(H5Screate_simple(1, dims, maxdims), "H5Screate_simple");
-  Id plist = check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate");
   const hsize_t c[1] = {static_cast<hsize_t>(chunk)};
-  check_status(H5Pset_chunk(plist.get(), 1, c), "H5Pset_chunk");
-  check_status(H5Pset_shuffle(plist.get()), "H5Pset_shuffle");
-  check_status(H5Pset_deflate(plist.get(), 4), "H5Pset_deflate");
+  Id plist = compressed_plist(1, c);
   hid_t file_type = mem_type == H5T_NATIVE_DOUBLE   ? H5T_IEEE_F64LE
                     : mem_type == H5T_NATIVE_UINT64 ? H5T_STD_U64LE
                                                     : H5T_STD_I64LE;

@@ -65,8 +65,6 @@ bool has_attribute(hid_t obj, const std::string& name);
 std::string read_string_attribute(hid_t obj, const std::string& name, const std::string& where);
 double read_double_attribute(hid_t obj, const std::string& name, const std::string& where);
 std::int64_t read_int_attribute(hid_t obj, const std::string& name, const std::string& where);
-std::vector<std::uint32_t> read_uint32_attribute(hid_t obj, const std::string& name,
-                                                 const std::string& where);
 
 // Whole 1-D / 2-D datasets (compressed when large enough to be chunked).
 void write_vector(hid_t parent, const std::string& name, const std::vector<double>& v);
@@ -79,8 +77,6 @@ std::vector<std::uint64_t> read_uint64s(hid_t parent, const std::string& name,
                                         const std::string& where);
 std::vector<std::int64_t> read_int64s(hid_t parent, const std::string& name,
                                       const std::string& where);
-// Shape of a dataset (empty for a scalar).
-std::vector<std::size_t> shape(hid_t parent, const std::string& name, const std::string& where);
 
 // A 1-D dataset that grows by appending blocks: chunked, shuffled and deflated.
 class AppendableDataset {

@@ -27,9 +27,10 @@ struct DiscreteEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
   static Scalar output(Scalar c, Scalar theta) { return fires(c, theta) ? c : Scalar(0); }
 
   // Array form of one step for all units: c <- next_state(u(a_u), z(a_z), c, y), y <- output.
+  // u and z are the caller's scratch (no allocation per tick once sized).
   template <class AU, class AZ>
-  static void step(const AU& a_u, const AZ& a_z, const Array& theta, Array& c, Array& y) {
-    Array u, z;
+  static void step(const AU& a_u, const AZ& a_z, const Array& theta, Array& c, Array& y, Array& u,
+                   Array& z) {
     EgruGates<Scalar>::gates(a_u, a_z, u, z);
     c = u * z + (Scalar(1) - u) * c - y;
     y = (c - theta > Scalar(0)).select(c, Scalar(0));

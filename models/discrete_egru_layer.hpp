@@ -102,7 +102,7 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
       scale_[i] *= Cell::reset_gate(a_ur_[n + active_[i]]);
     add_scaled_columns(a_z_, p_->V_z, active_, scale_);
     active_.clear();
-    Cell::step(a_ur_.head(n).array(), a_z_.array(), theta_, c_, y_);
+    Cell::step(a_ur_.head(n).array(), a_z_.array(), theta_, c_, y_, u_, z_);
     for (Index m = 0; m < n; ++m) {
       if (y_[m] != Scalar(0)) {
         active_.push_back(m);
@@ -135,6 +135,8 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     const Index n = p_->units();
     c_.resize(n);
     y_.resize(n);
+    u_.resize(n);
+    z_.resize(n);
     theta_ = p_->theta.array();
     a_ur_.resize(2 * n);
     a_z_.resize(n);
@@ -148,6 +150,7 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
   std::shared_ptr<const Stacked> weights_;
   using Array = typename Cell::Array;
   Array c_, y_;  // state after the last tick
+  Array u_, z_;  // gate scratch of a tick
   Array theta_;
   Vector<Scalar> a_ur_, a_z_;   // pre-activation scratch
   Vector<Scalar> x_pending_;    // summed input per channel for the coming tick
