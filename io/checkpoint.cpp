@@ -48,16 +48,8 @@ void write_checkpoint(const std::string& path, const Checkpoint& c, const Networ
           if (!layer) continue;
           const auto& p = layer->params();
           h5::Id g = h5::create_group(params.get(), "layer" + std::to_string(l));
-          write_eigen(g.get(), "U_u", p.U_u);
-          write_eigen(g.get(), "U_r", p.U_r);
-          write_eigen(g.get(), "U_z", p.U_z);
-          write_eigen(g.get(), "V_u", p.V_u);
-          write_eigen(g.get(), "V_r", p.V_r);
-          write_eigen(g.get(), "V_z", p.V_z);
-          write_eigen(g.get(), "b_u", p.b_u);
-          write_eigen(g.get(), "b_r", p.b_r);
-          write_eigen(g.get(), "b_z", p.b_z);
-          write_eigen(g.get(), "theta", p.theta);
+          for_each_weight(p,
+                          [&](const char* name, const auto& m) { write_eigen(g.get(), name, m); });
           h5::write_attribute(g.get(), "tau_m", p.tau_m);
           h5::write_attribute(g.get(), "tau_o", p.tau_o);
         }

@@ -98,36 +98,25 @@ void apply_override(M& target, const ParamOverride& o, const std::string& where)
   }
 }
 
+// Applies a layer's "params" values by name: the weights, and c_init for continuous layers.
 template <class W>
 void apply_weight_overrides(W& p, const std::vector<ParamOverride>& overrides,
-                            const std::string& where, bool continuous) {
+                            const std::string& where) {
   for (const auto& o : overrides) {
-    if (o.name == "U_u")
-      apply_override(p.U_u, o, where);
-    else if (o.name == "U_r")
-      apply_override(p.U_r, o, where);
-    else if (o.name == "U_z")
-      apply_override(p.U_z, o, where);
-    else if (o.name == "V_u")
-      apply_override(p.V_u, o, where);
-    else if (o.name == "V_r")
-      apply_override(p.V_r, o, where);
-    else if (o.name == "V_z")
-      apply_override(p.V_z, o, where);
-    else if (o.name == "b_u")
-      apply_override(p.b_u, o, where);
-    else if (o.name == "b_r")
-      apply_override(p.b_r, o, where);
-    else if (o.name == "b_z")
-      apply_override(p.b_z, o, where);
-    else if (o.name == "theta")
-      apply_override(p.theta, o, where);
-    else if (continuous && o.name == "c_init") {
-      if constexpr (std::is_same_v<W, ContinuousEgruParams<typename W::Scalar>>)
+    bool applied = false;
+    for_each_weight(p, [&](const char* name, auto& m) {
+      if (o.name == name) {
+        apply_override(m, o, where);
+        applied = true;
+      }
+    });
+    if constexpr (std::is_same_v<W, ContinuousEgruParams<typename W::Scalar>>) {
+      if (!applied && o.name == "c_init") {
         apply_override(p.c_init, o, where);
-    } else {
-      throw std::invalid_argument(where + ": unknown parameter '" + o.name + "'");
+        applied = true;
+      }
     }
+    if (!applied) throw std::invalid_argument(where + ": unknown parameter '" + o.name + "'");
   }
 }
 }  // namespace detail
@@ -154,7 +143,7 @@ Network<Scalar> build_network(const NetworkConfig& cfg) {
       p.tau_o = static_cast<Scalar>(lc.tau_o);
       p.window_input = static_cast<Scalar>(lc.window_input);
       p.window_recurrent = static_cast<Scalar>(lc.window_recurrent);
-      detail::apply_weight_overrides(p, lc.params, name, true);
+      detail::apply_weight_overrides(p, lc.params, name);
       p.validate(name);
       net.add_layer(std::make_unique<ContinuousEgruLayer<Scalar>>(
           std::make_shared<const ContinuousEgruParams<Scalar>>(std::move(p))));
@@ -162,7 +151,7 @@ Network<Scalar> build_network(const NetworkConfig& cfg) {
       auto p = DiscreteEgruParams<Scalar>::random(lc.units, inputs, seed, init);
       p.dt = static_cast<Scalar>(lc.dt);
       p.tau_o = static_cast<Scalar>(lc.tau_o);
-      detail::apply_weight_overrides(p, lc.params, name, false);
+      detail::apply_weight_overrides(p, lc.params, name);
       p.validate(name);
       net.add_layer(std::make_unique<DiscreteEgruLayer<Scalar>>(
           std::make_shared<const DiscreteEgruParams<Scalar>>(std::move(p))));

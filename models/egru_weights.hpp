@@ -122,4 +122,20 @@ struct EgruWeights {
   }
 };
 
+// Visits the ten weight fields by name, f(name, field): EgruWeights and everything shaped like it
+// (LayerGradient) - configurations, checkpoints and the Python module name them this way.
+template <class W, class F>
+void for_each_weight(W& w, const F& f) {
+  f("U_u", w.U_u);
+  f("U_r", w.U_r);
+  f("U_z", w.U_z);
+  f("V_u", w.V_u);
+  f("V_r", w.V_r);
+  f("V_z", w.V_z);
+  f("b_u", w.b_u);
+  f("b_r", w.b_r);
+  f("b_z", w.b_z);
+  f("theta", w.theta);
+}
+
 }  // namespace egret

@@ -74,22 +74,6 @@ void parallel_samples(const Network<double>& net, std::size_t n, int threads, co
   for_each_sample(net, n, checked_threads(threads), body);
 }
 
-// Visits the ten weight fields by name: EgruWeights (both layer types) and LayerGradient have
-// the same ones.
-template <class W, class F>
-void for_each_weight(W& w, const F& f) {
-  f("U_u", w.U_u);
-  f("U_r", w.U_r);
-  f("U_z", w.U_z);
-  f("V_u", w.V_u);
-  f("V_r", w.V_r);
-  f("V_z", w.V_z);
-  f("b_u", w.b_u);
-  f("b_r", w.b_r);
-  f("b_z", w.b_z);
-  f("theta", w.theta);
-}
-
 // The weight fields of parameters or gradients into `out` as "<prefix><name>".
 template <class T>
 void add_weight_fields(py::dict& out, const std::string& prefix, const T& x) {
