@@ -151,24 +151,20 @@ int run_gesture(const Options& options) {
 
   // Held-out trace (HDF5), metrics, and the input events of the first test sample for the figure.
   const Network<double> trained = trainer.network();
-  TraceFileWriter writer(job.out_dir + "/trace.h5", trace_layers(trained));
-  writer.set_provenance({cfg.str(), static_cast<std::int64_t>(job.seed),
-                         options.count("command_line") ? options.at("command_line") : "egret"});
-  Network<double> local = trained.clone();
-  std::uint64_t hidden_events = 0, touched = 0;
-  double sim_ms = 0;
+  std::vector<const Sample<double>*> samples;
+  std::vector<std::int64_t> labels;
   for (const auto& s : test) {
-    writer.begin_sample(s.targets.labels.front());
-    SimOptions<double> opt = s.options();
-    opt.record_trace = false;
-    opt.sink = &writer;
-    const auto r = simulate(local, s.input, opt);
-    hidden_events += r.layers[0].events;
-    touched += r.layers[0].inputs_received + r.layers[0].releases + r.layers[0].events;
-    sim_ms += s.end_time;
-    writer.end_sample(r);
+    samples.push_back(&s);
+    labels.push_back(s.targets.labels.front());
   }
-  writer.finish();
+  const SamplesTraceSummary held_out =
+      write_samples_trace(job.out_dir + "/trace.h5", trained, samples, labels,
+                          {cfg.str(), static_cast<std::int64_t>(job.seed),
+                           options.count("command_line") ? options.at("command_line") : "egret"});
+  const LayerCounts& hidden = held_out.layers[0];
+  const std::uint64_t hidden_events = hidden.events;
+  const std::uint64_t touched = hidden.inputs_received + hidden.releases + hidden.events;
+  const double sim_ms = held_out.simulated_ms;
   std::ostringstream inputs;
   inputs << "t_ms,channel,value\n";
   for (const auto& e : test.front().input.events())

@@ -76,21 +76,18 @@ void write_figure_data(const std::string& dir, const Network<double>& trained,
 void write_test_trace(const std::string& path, const Network<double>& trained,
                       const std::vector<Sample<double>>& test, const std::string& config_text,
                       std::uint64_t seed, const std::string& command_line) {
-  TraceFileWriter writer(path, trace_layers(trained));
-  writer.set_provenance({config_text, static_cast<std::int64_t>(seed), command_line});
-  Network<double> net = trained.clone();
+  std::vector<const Sample<double>*> samples;
+  std::vector<std::int64_t> patterns;
   for (const auto& s : test) {
     std::int64_t pattern = 0;
     const auto& bits = s.targets.values.back();
     for (std::size_t b = 0; b < bits.size(); ++b)
       if (bits[b] > 0.5) pattern |= std::int64_t{1} << b;
-    writer.begin_sample(pattern);
-    SimOptions<double> opt = s.options();
-    opt.record_trace = false;
-    opt.sink = &writer;
-    writer.end_sample(simulate(net, s.input, opt));
+    samples.push_back(&s);
+    patterns.push_back(pattern);
   }
-  writer.finish();
+  write_samples_trace(path, trained, samples, patterns,
+                      {config_text, static_cast<std::int64_t>(seed), command_line});
 }
 
 }  // namespace

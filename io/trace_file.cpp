@@ -170,16 +170,7 @@ void TraceFileWriter::end_sample(const SimResult<double>& r) {
   for (std::size_t l = 0; l < streams_.size(); ++l) {
     LayerStream& s = *streams_[l];
     s.offsets.push_back(s.written + s.t_buf.size());
-    if (l < r.layers.size()) {
-      LayerCounts& t = totals_[l];
-      const LayerCounts& c = r.layers[l];
-      t.units = c.units;
-      t.clocked = c.clocked;
-      t.events += c.events;
-      t.inputs_received += c.inputs_received;
-      t.releases += c.releases;
-      t.internal_steps += c.internal_steps;
-    }
+    if (l < r.layers.size()) totals_[l] += r.layers[l];
   }
 }
 
@@ -334,6 +325,32 @@ TraceData read_trace_file(const std::string& path) {
     d.snapshot_times = h5::read_doubles(snaps.get(), "time", path + ":/egret/snapshots");
   }
   return d;
+}
+
+SamplesTraceSummary write_samples_trace(const std::string& path, const Network<double>& net,
+                                        const std::vector<const Sample<double>*>& samples,
+                                        const std::vector<std::int64_t>& labels,
+                                        const Provenance& provenance) {
+  if (!labels.empty() && labels.size() != samples.size())
+    throw std::invalid_argument(path + ": one label per sample expected");
+  TraceFileWriter writer(path, trace_layers(net));
+  writer.set_provenance(provenance);
+  Network<double> local = net.clone();
+  SamplesTraceSummary summary;
+  summary.layers.resize(static_cast<std::size_t>(net.size()));
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    writer.begin_sample(labels.empty() ? -1 : labels[i]);
+    SimOptions<double> opt = samples[i]->options();
+    opt.record_trace = false;
+    opt.sink = &writer;
+    const SimResult<double> r = simulate(local, samples[i]->input, opt);
+    for (std::size_t l = 0; l < r.layers.size(); ++l) summary.layers[l] += r.layers[l];
+    summary.simulated_ms += static_cast<double>(samples[i]->end_time);
+    writer.end_sample(r);
+  }
+  summary.events = writer.events_written();  // finish() releases the per-layer streams
+  writer.finish();
+  return summary;
 }
 
 }  // namespace egret

@@ -31,6 +31,7 @@
 #include "io/hdf5.hpp"
 #include "sim/network.hpp"
 #include "sim/recorder.hpp"
+#include "train/sample.hpp"
 
 namespace egret {
 
@@ -114,5 +115,20 @@ struct TraceData {
 };
 
 TraceData read_trace_file(const std::string& path);
+
+// What write_samples_trace ran: per-layer counts summed over the samples, the simulated time
+// [ms] and the events written.
+struct SamplesTraceSummary {
+  std::vector<LayerCounts> layers;
+  double simulated_ms = 0;
+  std::uint64_t events = 0;
+};
+
+// Simulates `samples` one after another, each from the network's initial state, into an HDF5
+// trace at `path` (sample i labelled labels[i], or -1 if `labels` is empty).
+SamplesTraceSummary write_samples_trace(const std::string& path, const Network<double>& net,
+                                        const std::vector<const Sample<double>*>& samples,
+                                        const std::vector<std::int64_t>& labels,
+                                        const Provenance& provenance);
 
 }  // namespace egret

@@ -35,6 +35,17 @@ struct LayerCounts {
   std::uint64_t releases = 0;         // release events processed
   std::uint64_t internal_steps = 0;   // fire() calls: crossings (continuous) or ticks (discrete)
   bool clocked = false;               // discrete-time layer: internal_steps are ticks
+
+  // Adds the counts of another run of the same layer.
+  LayerCounts& operator+=(const LayerCounts& o) {
+    units = o.units;
+    clocked = o.clocked;
+    events += o.events;
+    inputs_received += o.inputs_received;
+    releases += o.releases;
+    internal_steps += o.internal_steps;
+    return *this;
+  }
 };
 
 // A point readout (begin == time) samples the last layer's output trace o(t); a window readout

@@ -581,29 +581,19 @@ class PyNetwork {
   std::uint64_t write_trace(const std::string& path, const py::object& samples,
                             const py::object& labels, const std::string& command_line) {
     const auto batch = checked(samples);
-    std::vector<std::int64_t> label(batch.size(), -1);
+    std::vector<std::int64_t> label;
     if (!labels.is_none()) {
       const auto l = as_channels(labels, "write_trace: labels");
       if (l.size() != batch.size())
         throw std::invalid_argument("write_trace: one label per sample expected");
       label.assign(l.begin(), l.end());
     }
-    std::uint64_t written = 0;
-    Network<double> local = net_.clone();  // see simulate
+    std::vector<const Sample<double>*> runs;
+    for (std::size_t i = 0; i < batch.size(); ++i) runs.push_back(&batch[i]->s);
+    const Network<double> net = net_.clone();  // see simulate
     const Provenance provenance{config_text_, static_cast<std::int64_t>(cfg_.seed), command_line};
     py::gil_scoped_release release;
-    TraceFileWriter writer(path, trace_layers(local));
-    writer.set_provenance(provenance);
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      writer.begin_sample(label[i]);
-      auto opt = batch[i]->options();
-      opt.record_trace = false;
-      opt.sink = &writer;
-      writer.end_sample(egret::simulate(local, batch[i]->s.input, opt));
-    }
-    written = writer.events_written();  // finish() releases the per-layer streams
-    writer.finish();
-    return written;
+    return write_samples_trace(path, net, runs, label, provenance).events;
   }
 
  private:
