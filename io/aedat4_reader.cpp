@@ -157,8 +157,10 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
       ++info.skipped;
       continue;
     }
-    const std::vector<unsigned char> data =
-        compression == 0 ? packet : lz4_decompress(packet, path, at + 8);
+    // Uncompressed packets are read in place; compressed ones from their decompressed copy.
+    std::vector<unsigned char> decompressed;
+    if (compression != 0) decompressed = lz4_decompress(packet, path, at + 8);
+    const std::vector<unsigned char>& data = compression == 0 ? packet : decompressed;
     // Size-prefixed flatbuffer with identifier "EVTS".
     const Flat f{data.data(), data.size(), path, at + 8};
     std::size_t base = 0;

@@ -10,23 +10,18 @@
 #include "events/camera_transforms.hpp"
 #include "io/camera_readers.hpp"
 #include "io/event_csv.hpp"
+#include "io/text_fields.hpp"
 
 namespace egret {
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
-  std::size_t b = 0;
-  while (b < s.size() && (s[b] == ' ' || s[b] == '\t')) ++b;
-  return s.substr(b);
-}
+using text::trim;
 
 bool parse_int(const std::string& f, long long& out) {
-  const std::string t = trim(f);
-  if (t.empty()) return false;
-  char* end = nullptr;
-  out = std::strtoll(t.c_str(), &end, 10);
-  return end == t.c_str() + t.size();
+  Index v = 0;
+  if (!text::parse_index(f, v)) return false;
+  out = v;
+  return true;
 }
 
 }  // namespace

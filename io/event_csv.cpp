@@ -8,37 +8,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/text_fields.hpp"
+
 namespace egret {
 namespace {
 
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
-// Strict number parse: the whole field must be a number (strtod accepts "nan"/"inf", which the
-// input stream then rejects with its own message).
-bool parse_double(const std::string& field, double& out) {
-  const std::string f = trim(field);
-  if (f.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  out = std::strtod(f.c_str(), &end);
-  return end == f.c_str() + f.size() && errno != ERANGE;
-}
-
-bool parse_index(const std::string& field, Index& out) {
-  const std::string f = trim(field);
-  if (f.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(f.c_str(), &end, 10);
-  if (end != f.c_str() + f.size() || errno == ERANGE) return false;
-  out = static_cast<Index>(v);
-  return true;
-}
+using text::parse_double;
+using text::parse_index;
+using text::trim;
 
 }  // namespace
 
