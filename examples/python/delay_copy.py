@@ -112,8 +112,10 @@ def main(argv=None):
     print(f"fresh trials (never used for stopping): {100 * fresh_acc:.1f} % of bits "
           f"({100 * fresh_recall:.1f} % in the recall window)")
 
-    with open(os.path.join(args.out, "training_log.csv"), "w") as f:
+    log_path = os.path.join(args.out, "training_log.csv")
+    with open(log_path + ".tmp", "w") as f:  # complete or absent, never half-written
         f.writelines(",".join(str(x) for x in row) + "\n" for row in log)
+    os.replace(log_path + ".tmp", log_path)
     net = model.to_network()
     net.save_checkpoint(os.path.join(args.out, "checkpoint.h5"), epoch=epoch)
     labels = [int(s.targets[-1] @ [1, 2]) for s in test]  # the pattern as a number

@@ -128,8 +128,10 @@ def main(argv=None):
     print(f"held-out accuracy {100 * log[-1][4]:.1f} % (chance {100 / 11:.1f} %); hidden activity "
           f"{rate:.1f} events/unit/s (activity sparsity {1 - rate / 1000:.3f} at a 1 ms step); "
           f"total {time.perf_counter() - t_start:.1f} s")
-    with open(os.path.join(args.out, "training_log.csv"), "w") as f:
+    log_path = os.path.join(args.out, "training_log.csv")
+    with open(log_path + ".tmp", "w") as f:  # complete or absent, never half-written
         f.writelines(",".join(str(x) for x in row) + "\n" for row in log)
+    os.replace(log_path + ".tmp", log_path)
     net.save_checkpoint(os.path.join(args.out, "checkpoint.h5"), epoch=args.epochs)
     net.write_trace(os.path.join(args.out, "trace.h5"), test,
                     labels=[labels[id(s)] for s in test], command_line=" ".join(sys.argv))
