@@ -12,8 +12,8 @@
 #include <cmath>
 #include <vector>
 
-#include "adjoint/tape.hpp"
 #include "sim/network.hpp"
+#include "sim/tape.hpp"
 
 namespace egret {
 

@@ -1,57 +1,19 @@
-// Gradients of a loss with respect to everything the exact backward pass differentiates:
-// per continuous EGRU layer (U_X, V_X, b_X, theta, tau_m, tau_o), the readout (W_o, b_o), and
-// the external input events (times and values). Also the report of what the backward pass met.
+// Gradients of a loss with respect to everything the backward pass differentiates: per layer its
+// named parameters (shaped like Layer::parameters(), whatever the family), the readout (W_o,
+// b_o), and the external input events (times and values).
 #pragma once
 
-#include <cstdint>
-#include <string>
 #include <vector>
 
-#include "models/continuous_egru_params.hpp"
+#include "sim/layer_adjoint.hpp"
+#include "sim/network.hpp"
+#include "sim/parameters.hpp"
 
 namespace egret {
 
 template <class Scalar>
-struct LayerGradient {
-  Matrix<Scalar> U_u, U_r, U_z;
-  Matrix<Scalar> V_u, V_r, V_z;
-  Vector<Scalar> b_u, b_r, b_z, theta;
-  Scalar tau_m = 0;
-  Scalar tau_o = 0;
-
-  void set_zero(Index units, Index inputs) {
-    for (auto* m : {&U_u, &U_r, &U_z}) m->setZero(units, inputs);
-    for (auto* m : {&V_u, &V_r, &V_z}) m->setZero(units, units);
-    for (auto* v : {&b_u, &b_r, &b_z, &theta}) v->setZero(units);
-    tau_m = tau_o = 0;
-  }
-  LayerGradient& operator+=(const LayerGradient& o) {
-    U_u += o.U_u;
-    U_r += o.U_r;
-    U_z += o.U_z;
-    V_u += o.V_u;
-    V_r += o.V_r;
-    V_z += o.V_z;
-    b_u += o.b_u;
-    b_r += o.b_r;
-    b_z += o.b_z;
-    theta += o.theta;
-    tau_m += o.tau_m;
-    tau_o += o.tau_o;
-    return *this;
-  }
-  LayerGradient& operator*=(Scalar s) {
-    for (auto* m : {&U_u, &U_r, &U_z, &V_u, &V_r, &V_z}) *m *= s;
-    for (auto* v : {&b_u, &b_r, &b_z, &theta}) *v *= s;
-    tau_m *= s;
-    tau_o *= s;
-    return *this;
-  }
-};
-
-template <class Scalar>
 struct Gradient {
-  std::vector<LayerGradient<Scalar>> layers;
+  std::vector<NamedParameters<Scalar>> layers;
   Matrix<Scalar> W_o;  // empty without a readout
   Vector<Scalar> b_o;
   std::vector<Scalar> input_time;   // dL/ds_i per event of the (sorted) input stream
@@ -73,19 +35,18 @@ struct Gradient {
   }
 };
 
-// What the backward pass met on the way. A gradient with nonfinite > 0 must not be used.
-struct BackwardReport {
-  std::size_t steps = 0;
-  // Several units crossing at exactly one time: the event time's dependence is taken from the
-  // first unit; under a perturbation the events would separate (not differentiable).
-  std::size_t simultaneous_crossings = 0;
-  // Crossings where dc/dt at the threshold, u (z - theta) / tau_m, is below grazing_rate: the
-  // event time is ill-conditioned (its derivatives grow like 1 / (z - theta)).
-  std::size_t grazing_crossings = 0;
-  double grazing_rate = 1e-6;
-  std::size_t nonfinite_steps = 0;
-  std::string first_problem;  // the first non-finite step, with its time, layer and kind
-  bool ok() const { return nonfinite_steps == 0; }
-};
+// A gradient sized for `net` and `input_events`, all zero.
+template <class Scalar>
+Gradient<Scalar> zero_gradient(const Network<Scalar>& net, std::size_t input_events) {
+  Gradient<Scalar> g;
+  for (Index l = 0; l < net.size(); ++l) g.layers.push_back(net.layer(l).parameters().zeros_like());
+  if (const auto* ro = net.readout()) {
+    g.W_o.setZero(ro->W_o.rows(), ro->W_o.cols());
+    g.b_o.setZero(ro->b_o.size());
+  }
+  g.input_time.assign(input_events, 0);
+  g.input_value.assign(input_events, 0);
+  return g;
+}
 
 }  // namespace egret

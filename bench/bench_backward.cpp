@@ -5,9 +5,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "adjoint/continuous_egru_backward.hpp"
 #include "adjoint/losses.hpp"
+#include "adjoint/reverse_sweep.hpp"
 #include "events/synthetic_input.hpp"
+#include "models/continuous_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {
@@ -59,7 +60,7 @@ void run(Index n, double sim_ms, int reps) {
         egret::evaluate_loss(egret::LossKind::kSoftmaxCrossEntropy, fwd.readouts, targets);
     auto grad = egret::zero_gradient(net, input.size());
     const auto d_o = egret::readout_backward(net, fwd, loss.dlogits, grad);
-    const auto report = egret::continuous_egru_backward(net, tape, fwd, d_o, grad);
+    const auto report = egret::reverse_sweep(net, tape, fwd, d_o, grad);
     best_b = std::min(best_b, std::chrono::duration<double>(Clock::now() - t0).count());
     if (!report.ok()) std::printf("  backward reported: %s\n", report.first_problem.c_str());
     bytes = tape.bytes();

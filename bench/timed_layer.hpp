@@ -40,6 +40,11 @@ class TimedLayer final : public Layer<Scalar> {
     inner_->fire(t, sched, out);
   }
   LayerState<Scalar> state_at(Scalar t) const override { return inner_->state_at(t); }
+  NamedParameters<Scalar> parameters() const override { return inner_->parameters(); }
+  std::unique_ptr<Layer<Scalar>> with_parameters(
+      const NamedParameters<Scalar>& values) const override {
+    return inner_->with_parameters(values);
+  }
 
  private:
   struct Timer {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/builtin_layers.hpp"
 #include "cli/commands.hpp"
 #include "events/synthetic_input.hpp"
 #include "io/camera_readers.hpp"
@@ -134,17 +135,8 @@ egret::NetworkConfig default_config(double end_ms) {
   egret::NetworkConfig cfg;
   cfg.seed = 7;
   cfg.input_channels = 32;
-  egret::LayerConfig l0;
-  l0.type = "continuous_egru";
-  l0.units = 64;
-  l0.tau_m = 20;
-  l0.tau_o = 20;
-  l0.window_input = 10;
-  l0.window_recurrent = 10;
-  l0.threshold = 0.3;
-  l0.weight_scale = 2.0;
-  l0.bias_z = 0.0;
-  l0.bias_spread = 0.3;
+  egret::LayerConfig l0 =
+      egret::parse_layer_config(egret::builtin::kDemoLayer, "built-in demo layer");
   egret::LayerConfig l1 = l0;
   l1.units = 32;
   cfg.layers = {l0, l1};

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/builtin_layers.hpp"
 #include "cli/commands.hpp"
 #include "cli/training_loop.hpp"
 #include "events/camera_transforms.hpp"
@@ -110,17 +111,8 @@ int run_gesture(const Options& options) {
   NetworkConfig ncfg;
   ncfg.seed = job.seed;
   ncfg.input_channels = d;
-  LayerConfig layer;
-  layer.type = "continuous_egru";
+  LayerConfig layer = parse_layer_config(builtin::kDvsGestureLayer, "built-in DVS gesture layer");
   layer.units = job.units;
-  layer.tau_m = 20;
-  layer.tau_o = 50;
-  layer.window_input = 20;
-  layer.window_recurrent = 20;
-  layer.threshold = 0.3;
-  layer.weight_scale = 1.0;
-  layer.bias_z = 0.3;
-  layer.bias_spread = 0.2;
   ncfg.layers = {layer};
   ncfg.readout_classes = 11;
   const Network<double> net = build_network<double>(ncfg);
@@ -134,10 +126,10 @@ int run_gesture(const Options& options) {
   tc.seed = job.seed;
   Trainer<double> trainer(net, tc);
   std::printf(
-      "continuous-time EGRU: %d units (box kernel, tau_m 20 ms, windows 20 ms), softmax "
+      "%s layer of %d units (settings: examples/networks/dvs_gesture_layer.json), softmax "
       "readout over 11 classes, %zu trainable parameters; Adam lr %g, batch %d, %d epochs\n",
-      job.units, trainer.parameters().size(), tc.optimizer.learning_rate, tc.batch_size,
-      job.epochs);
+      layer.type.c_str(), job.units, trainer.parameters().size(), tc.optimizer.learning_rate,
+      tc.batch_size, job.epochs);
   std::ostringstream cfg;
   cfg << "{\"job\": \"dvs_gesture\", \"dataset\": \"" << dir << "\", \"units\": " << job.units
       << ", \"pooling\": " << job.pooling << ", \"bin_us\": " << job.bin_us

@@ -18,6 +18,20 @@
 namespace egret::cli {
 namespace {
 
+// The layer's per-unit parameters (one value per unit: thresholds, biases, ...) as
+// name,unit,value rows, whatever its family.
+std::string unit_parameters_csv(const Layer<double>& layer) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "name,unit,value\n";
+  for (const auto& e : layer.parameters()) {
+    if (e.value.cols() != 1 || e.value.rows() != layer.units()) continue;
+    for (Index n = 0; n < layer.units(); ++n)
+      os << e.spec.name << ',' << n << ',' << e.value(n, 0) << '\n';
+  }
+  return os.str();
+}
+
 // Four held-out trials (one per pattern for 2 bits) simulated with a fine grid of snapshots:
 // c(t) and o(t) per unit, the events, the inputs, and the trial's windows, as CSV files that
 // scripts/plot_delay_copy.py turns into the figure.
@@ -32,9 +46,8 @@ void write_figure_data(const std::string& dir, const Network<double>& trained,
   events << "trial,t_ms,unit,value\n";
   inputs << "trial,t_ms,channel\n";
   trials << "trial,pattern,cue_ms,quiet_begin_ms,quiet_end_ms,recall_begin_ms,recall_end_ms,"
-            "end_ms,theta0,theta1,readout\n";
+            "end_ms,readout\n";
   const std::size_t patterns = std::size_t{1} << dc.bits;
-  const auto& layer = dynamic_cast<const ContinuousEgruLayer<double>&>(trained.layer(0));
   for (std::size_t k = 0; k < std::min(patterns, test.size()) && k < 4; ++k) {
     const Sample<double>& s = test[k];
     Network<double> net = trained.clone();
@@ -60,15 +73,14 @@ void write_figure_data(const std::string& dir, const Network<double>& trained,
     for (double v : r.readouts.back().logits)
       readout += (readout.empty() ? "" : " ") + std::to_string(v);
     trials << k << ',' << pattern << ',' << cue << ',' << quiet.first << ',' << quiet.second << ','
-           << recall.first << ',' << recall.second << ',' << s.end_time << ','
-           << layer.params().theta[0] << ','
-           << layer.params().theta[std::min<Index>(1, layer.units() - 1)] << ",\"" << readout
+           << recall.first << ',' << recall.second << ',' << s.end_time << ",\"" << readout
            << "\"\n";
   }
   write_file_atomically(dir + "/figure_states.csv", states.str());
   write_file_atomically(dir + "/figure_events.csv", events.str());
   write_file_atomically(dir + "/figure_inputs.csv", inputs.str());
   write_file_atomically(dir + "/figure_trials.csv", trials.str());
+  write_file_atomically(dir + "/figure_parameters.csv", unit_parameters_csv(trained.layer(0)));
 }
 
 // The held-out trials through the trained network, as one HDF5 trace (one sample per trial,

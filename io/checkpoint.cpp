@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "io/hdf5.hpp"
-#include "models/continuous_egru_layer.hpp"
 
 namespace egret {
 namespace {
@@ -44,14 +43,15 @@ void write_checkpoint(const std::string& path, const Checkpoint& c, const Networ
       if (net) {
         h5::Id params = h5::create_group(f, "parameters");
         for (Index l = 0; l < net->size(); ++l) {
-          const auto* layer = dynamic_cast<const ContinuousEgruLayer<double>*>(&net->layer(l));
-          if (!layer) continue;
-          const auto& p = layer->params();
+          // Every named parameter of the layer's family; a scalar is an attribute.
           h5::Id g = h5::create_group(params.get(), "layer" + std::to_string(l));
-          for_each_weight(p,
-                          [&](const char* name, const auto& m) { write_eigen(g.get(), name, m); });
-          h5::write_attribute(g.get(), "tau_m", p.tau_m);
-          h5::write_attribute(g.get(), "tau_o", p.tau_o);
+          h5::write_attribute(g.get(), "type", net->layer(l).type_name());
+          for (const auto& e : net->layer(l).parameters()) {
+            if (e.spec.rank == Rank::kScalar)
+              h5::write_attribute(g.get(), e.spec.name, e.value(0, 0));
+            else
+              write_eigen(g.get(), e.spec.name, e.value);
+          }
         }
         if (const auto* ro = net->readout()) {
           h5::Id g = h5::create_group(params.get(), "readout");

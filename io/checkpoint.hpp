@@ -6,8 +6,9 @@
 //   /            attrs egret_format = "egret-checkpoint", egret_format_version = 1,
 //                epoch, optimizer_steps, configuration, rng_state
 //   /training/values, /training/adam_m, /training/adam_v     float64 [P]
-//   /parameters/layer<l>/{U_u, ..., V_z} [N, D|N], {b_u, b_r, b_z, theta} [N],
-//                attrs tau_m, tau_o; /parameters/readout/{W_o [C, N], b_o [C]}
+//   /parameters/layer<l>/  attr type (the cell family); every named parameter of the layer
+//                (Layer::parameters(): matrices [rows, cols], vectors [N], scalars as attrs);
+//   /parameters/readout/{W_o [C, N], b_o [C]}
 #pragma once
 
 #include <cstdint>

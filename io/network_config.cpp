@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "io/json_fields.hpp"
+#include "models/cell_families.hpp"
 
 namespace egret {
 namespace {
@@ -21,12 +22,12 @@ Index get_count(const json& obj, const char* key, Index fallback, const std::str
   return static_cast<Index>(json_fields::integer(obj, key, fallback, 0, origin, where));
 }
 
-std::vector<ParamOverride> get_overrides(const json& obj, const std::string& origin,
-                                         const std::string& where) {
-  std::vector<ParamOverride> out;
+std::vector<ParameterValue> get_overrides(const json& obj, const std::string& origin,
+                                          const std::string& where) {
+  std::vector<ParameterValue> out;
   if (!obj.is_object()) fail(origin, where, "expected an object of parameter values");
   for (const auto& [name, v] : obj.items()) {
-    ParamOverride o;
+    ParameterValue o;
     o.name = name;
     const std::string w = where + "." + name;
     auto number = [&](const json& x) {
@@ -35,10 +36,10 @@ std::vector<ParamOverride> get_overrides(const json& obj, const std::string& ori
       return x.get<double>();
     };
     if (v.is_number()) {
-      o.shape = ParamOverride::Shape::kScalar;
+      o.shape = ParameterValue::Shape::kScalar;
       o.rows = {{number(v)}};
     } else if (v.is_array() && !v.empty() && v[0].is_array()) {
-      o.shape = ParamOverride::Shape::kMatrix;
+      o.shape = ParameterValue::Shape::kMatrix;
       for (const auto& row : v) {
         if (!row.is_array()) fail(origin, w, "expected a list of rows");
         std::vector<double> r;
@@ -46,7 +47,7 @@ std::vector<ParamOverride> get_overrides(const json& obj, const std::string& ori
         o.rows.push_back(r);
       }
     } else if (v.is_array() && !v.empty()) {
-      o.shape = ParamOverride::Shape::kVector;
+      o.shape = ParameterValue::Shape::kVector;
       std::vector<double> r;
       for (const auto& x : v) r.push_back(number(x));
       o.rows = {r};
@@ -58,7 +59,53 @@ std::vector<ParamOverride> get_overrides(const json& obj, const std::string& ori
   return out;
 }
 
+// The family's keys in `obj` (an object nested as "prefix.key"), strictly: a key the family does
+// not register is an error listing the ones it does.
+void read_layer_settings(const json& obj, const CellFamily& family, const std::string& prefix,
+                         const std::string& origin, const std::string& where,
+                         std::map<std::string, double>& out) {
+  for (const auto& [key, v] : obj.items()) {
+    if (prefix.empty() && (key == "type" || key == "units" || key == "params")) continue;
+    const std::string name = prefix + key;
+    if (v.is_object()) {
+      read_layer_settings(v, family, name + ".", origin, where + "." + key, out);
+      continue;
+    }
+    const SettingKey* k = family.key(name);
+    if (!k)
+      fail(origin, where,
+           "unknown key '" + name + "' for a " + family.type + " layer (known: type, units, " +
+               "params, " + family.key_names() + ")");
+    out[name] = json_fields::number(obj, key.c_str(), 0, origin, where, k->allow_infinity);
+  }
+}
+
+LayerConfig layer_config(const json& l, const std::string& origin, const std::string& where) {
+  if (!l.is_object()) fail(origin, where, "expected an object");
+  LayerConfig lc;
+  if (!l.contains("type") || !l["type"].is_string())
+    fail(origin, where + ".type", "expected a string naming a cell family");
+  lc.type = l["type"].get<std::string>();
+  const CellFamily& family = find_cell_family(lc.type, origin + ": " + where + ".type");
+  lc.units = get_count(l, "units", 0, origin, where);
+  if (lc.units <= 0) fail(origin, where + ".units", "must be a positive integer");
+  read_layer_settings(l, family, "", origin, where, lc.settings);
+  family.settings(lc.settings, origin + ": " + where);  // bounds, before anything runs
+  if (l.contains("params")) lc.params = get_overrides(l["params"], origin, where + ".params");
+  return lc;
+}
+
 }  // namespace
+
+LayerConfig parse_layer_config(const std::string& text, const std::string& origin) {
+  json l;
+  try {
+    l = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw std::invalid_argument(origin + ": not valid JSON: " + e.what());
+  }
+  return layer_config(l, origin, "layer");
+}
 
 NetworkConfig parse_network_config(const std::string& text, const std::string& origin,
                                    const std::vector<std::string>& other_sections) {
@@ -81,45 +128,8 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   if (!root.contains("layers") || !root["layers"].is_array() || root["layers"].empty())
     fail(origin, "layers", "expected a non-empty array of layer objects");
   const json& layers = root["layers"];
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const std::string where = "layers[" + std::to_string(i) + "]";
-    const json& l = layers[i];
-    if (!l.is_object()) fail(origin, where, "expected an object");
-    json_fields::check_keys(l,
-                            {"type", "units", "tau_m", "tau_o", "window_input", "window_recurrent",
-                             "dt", "threshold", "init", "params"},
-                            origin, where);
-    LayerConfig lc;
-    if (!l.contains("type") || !l["type"].is_string())
-      fail(origin, where + ".type", "expected \"continuous_egru\" or \"discrete_egru\"");
-    lc.type = l["type"].get<std::string>();
-    if (lc.type != "continuous_egru" && lc.type != "discrete_egru")
-      fail(origin, where + ".type",
-           "unknown layer type '" + lc.type + "' (known: continuous_egru, discrete_egru)");
-    lc.units = get_count(l, "units", 0, origin, where);
-    if (lc.units <= 0) fail(origin, where + ".units", "must be a positive integer");
-    lc.tau_m = json_fields::number(l, "tau_m", lc.tau_m, origin, where);
-    lc.tau_o = json_fields::number(l, "tau_o", lc.tau_o, origin, where);
-    lc.window_input = json_fields::number(l, "window_input", lc.window_input, origin, where, true);
-    lc.window_recurrent =
-        json_fields::number(l, "window_recurrent", lc.window_recurrent, origin, where, true);
-    lc.dt = json_fields::number(l, "dt", lc.dt, origin, where);
-    lc.threshold = json_fields::number(l, "threshold", lc.threshold, origin, where);
-    if (l.contains("init")) {
-      const json& in = l["init"];
-      const std::string w = where + ".init";
-      if (!in.is_object()) fail(origin, w, "expected an object");
-      json_fields::check_keys(in, {"weight_scale", "bias_u", "bias_r", "bias_z", "bias_spread"},
-                              origin, w);
-      lc.weight_scale = json_fields::number(in, "weight_scale", lc.weight_scale, origin, w);
-      lc.bias_u = json_fields::number(in, "bias_u", lc.bias_u, origin, w);
-      lc.bias_r = json_fields::number(in, "bias_r", lc.bias_r, origin, w);
-      lc.bias_z = json_fields::number(in, "bias_z", lc.bias_z, origin, w);
-      lc.bias_spread = json_fields::number(in, "bias_spread", lc.bias_spread, origin, w);
-    }
-    if (l.contains("params")) lc.params = get_overrides(l["params"], origin, where + ".params");
-    cfg.layers.push_back(lc);
-  }
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    cfg.layers.push_back(layer_config(layers[i], origin, "layers[" + std::to_string(i) + "]"));
   if (root.contains("readout")) {
     if (cfg.readout_classes <= 0)
       fail(origin, "readout", "parameter values given but readout_classes is 0");

@@ -46,7 +46,7 @@ struct Provenance {
 
 struct TraceLayerInfo {
   std::string name;  // "layer0", ...
-  std::string type;  // continuous_egru, discrete_egru
+  std::string type;  // the cell family (Layer::type_name)
   Index units = 0;
   Index inputs = 0;
 };

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/box_egru_cell.hpp"
+#include "models/continuous_egru_adjoint.hpp"
 #include "models/continuous_egru_params.hpp"
 #include "sim/layer.hpp"
 
@@ -116,13 +117,23 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     return s;
   }
 
-  bool has_adjoint() const override { return true; }
-  // The tape keeps c right after each event; a is replayed backward from the final values.
-  void append_tape_state(std::vector<Scalar>& out) const override {
+  NamedParameters<Scalar> parameters() const override { return collect_parameters<Scalar>(*p_); }
+  std::unique_ptr<Layer<Scalar>> with_parameters(
+      const NamedParameters<Scalar>& values) const override {
+    auto p = std::make_shared<Params>(*p_);
+    assign_parameters(*p, values, type_name());
+    return std::make_unique<ContinuousEgruLayer>(std::move(p));
+  }
+
+  std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
+    return std::make_unique<ContinuousEgruAdjoint<Scalar>>(p_);
+  }
+  // The tape keeps c right after each step; a is replayed backward from the final values.
+  void record_step_state(EventKind, std::vector<Scalar>& out) const override {
     out.insert(out.end(), c_.data(), c_.data() + c_.size());
   }
   // Gate pre-activations at the end of the run, stacked [a_u; a_r; a_z].
-  void append_tape_final(std::vector<Scalar>& out) const override {
+  void record_end_state(std::vector<Scalar>& out) const override {
     for (const Array* a : {&a_u_, &a_r_, &a_z_})
       out.insert(out.end(), a->data(), a->data() + a->size());
   }

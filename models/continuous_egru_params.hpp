@@ -17,6 +17,15 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
 
   using RandomInit = typename EgruWeights<Scalar>::RandomInit;
 
+  // The named parameters (sim/parameters.hpp); the windows are settings, not parameters.
+  template <class Self, class F>
+  static void visit_parameters(Self& p, F&& f) {
+    visit_egru_weights(p, f);
+    f(ParameterSpec{"c_init", Constraint::kFree, Training::kFixed}, p.c_init);
+    f(ParameterSpec{"tau_m", Constraint::kLog, Training::kTimeConstant}, p.tau_m);
+    f(ParameterSpec{"tau_o", Constraint::kLog, Training::kTimeConstant}, p.tau_o);
+  }
+
   static ContinuousEgruParams zeros(Index units, Index inputs, Scalar threshold = Scalar(0.5)) {
     ContinuousEgruParams p;
     p.set_zero(units, inputs, threshold);

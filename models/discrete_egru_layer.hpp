@@ -112,6 +112,14 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     ++next_tick_;
   }
 
+  NamedParameters<Scalar> parameters() const override { return collect_parameters<Scalar>(*p_); }
+  std::unique_ptr<Layer<Scalar>> with_parameters(
+      const NamedParameters<Scalar>& values) const override {
+    auto p = std::make_shared<Params>(*p_);
+    assign_parameters(*p, values, type_name());
+    return std::make_unique<DiscreteEgruLayer>(std::move(p));
+  }
+
   LayerState<Scalar> state_at(Scalar) const override {
     auto vec = [](const Array& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
     LayerState<Scalar> s;

@@ -9,8 +9,19 @@ template <class Scalar>
 struct DiscreteEgruParams : EgruWeights<Scalar> {
   Scalar dt = 1;      // tick interval [ms]: ticks at t_k = k dt, k = 1, 2, ...
   Scalar tau_o = 10;  // output-trace time constant [ms]
+  // Training: the pseudo-derivative H'(v) = dampening * max(0, 1 - |v| / half_width), v = c -
+  // theta.
+  Scalar dampening = Scalar(0.3);
+  Scalar half_width = Scalar(0.5);
 
   using RandomInit = typename EgruWeights<Scalar>::RandomInit;
+
+  // The named parameters (sim/parameters.hpp); dt and the pseudo-derivative are settings.
+  template <class Self, class F>
+  static void visit_parameters(Self& p, F&& f) {
+    visit_egru_weights(p, f);
+    f(ParameterSpec{"tau_o", Constraint::kLog, Training::kTimeConstant}, p.tau_o);
+  }
 
   static DiscreteEgruParams zeros(Index units, Index inputs, Scalar threshold = Scalar(0.5)) {
     DiscreteEgruParams p;
@@ -28,6 +39,8 @@ struct DiscreteEgruParams : EgruWeights<Scalar> {
     this->validate_weights(layer);
     detail::check_positive(dt, layer, "dt", false);
     detail::check_positive(tau_o, layer, "tau_o", false);
+    detail::check_positive(dampening, layer, "pseudo_derivative.dampening", false);
+    detail::check_positive(half_width, layer, "pseudo_derivative.half_width", false);
   }
 };
 

@@ -12,14 +12,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "events/event.hpp"
+#include "sim/numeric_types.hpp"
+#include "sim/parameters.hpp"
 
 namespace egret {
-
-template <class Scalar>
-using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;  // column-major
-template <class Scalar>
-using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
 
 namespace detail {
 template <class Derived>
@@ -122,20 +118,21 @@ struct EgruWeights {
   }
 };
 
-// Visits the ten weight fields by name, f(name, field): EgruWeights and everything shaped like it
-// (LayerGradient) - configurations, checkpoints and the Python module name them this way.
+// The ten weight fields with their parameter specs, f(spec, field), in the order of the flat
+// training vector: U_u, U_r, U_z, V_u, V_r, V_z, b_u, b_r, b_z, theta (theta > 0 through
+// softplus).
 template <class W, class F>
-void for_each_weight(W& w, const F& f) {
-  f("U_u", w.U_u);
-  f("U_r", w.U_r);
-  f("U_z", w.U_z);
-  f("V_u", w.V_u);
-  f("V_r", w.V_r);
-  f("V_z", w.V_z);
-  f("b_u", w.b_u);
-  f("b_r", w.b_r);
-  f("b_z", w.b_z);
-  f("theta", w.theta);
+void visit_egru_weights(W& w, F&& f) {
+  f(ParameterSpec{"U_u"}, w.U_u);
+  f(ParameterSpec{"U_r"}, w.U_r);
+  f(ParameterSpec{"U_z"}, w.U_z);
+  f(ParameterSpec{"V_u"}, w.V_u);
+  f(ParameterSpec{"V_r"}, w.V_r);
+  f(ParameterSpec{"V_z"}, w.V_z);
+  f(ParameterSpec{"b_u"}, w.b_u);
+  f(ParameterSpec{"b_r"}, w.b_r);
+  f(ParameterSpec{"b_z"}, w.b_z);
+  f(ParameterSpec{"theta", Constraint::kSoftplus}, w.theta);
 }
 
 }  // namespace egret

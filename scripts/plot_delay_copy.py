@@ -2,7 +2,7 @@
 """Figure of the trained delay-copy network (like Fig. 1C-D of the EGRU paper).
 
 Reads the CSV files `egret train` writes for the delay_copy task (figure_states.csv,
-figure_events.csv, figure_inputs.csv, figure_trials.csv, training_log.csv) and draws, for four
+figure_events.csv, figure_inputs.csv, figure_trials.csv, figure_parameters.csv, training_log.csv) and draws, for four
 held-out trials (one per pattern): the input events, the internal states c(t) of both units with
 their thresholds and events, and the output traces o(t) with the quiet and recall windows; plus
 the training curve.
@@ -35,6 +35,9 @@ def main():
     inputs = read_csv(os.path.join(out, "figure_inputs.csv"))
     trials = read_csv(os.path.join(out, "figure_trials.csv"))
     log = read_csv(os.path.join(out, "training_log.csv"))
+    thresholds = {int(r["unit"]): float(r["value"])
+                  for r in read_csv(os.path.join(out, "figure_parameters.csv"))
+                  if r["name"] == "theta"}
 
     series = defaultdict(lambda: defaultdict(lambda: ([], [], [])))
     for r in states:
@@ -70,10 +73,10 @@ def main():
             t, c, o = series[trial][u]
             ax_c.plot(t, c, color=colors[u % 2], lw=1.2, label=f"unit {u}")
             ax_o.plot(t, o, color=colors[u % 2], lw=1.2, label=f"unit {u}")
-            theta = float(tr["theta0"] if u == 0 else tr["theta1"])
+            theta = thresholds[u]
             ax_c.axhline(theta, color=colors[u % 2], ls="--", lw=0.8)
         for t, u in ev[trial]:
-            ax_c.plot([t], [float(tr["theta0"] if u == 0 else tr["theta1"])], marker="|",
+            ax_c.plot([t], [thresholds[u]], marker="|",
                       ms=12, color=colors[u % 2])
         for ax in (ax_in, ax_c, ax_o):
             ax.axvline(cue, color="gray", lw=0.8, ls=":")

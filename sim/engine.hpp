@@ -13,12 +13,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "adjoint/tape.hpp"
 #include "events/event_queue.hpp"
 #include "events/input_stream.hpp"
 #include "sim/network.hpp"
 #include "sim/output_trace.hpp"
 #include "sim/recorder.hpp"
+#include "sim/tape.hpp"
 
 namespace egret {
 
@@ -85,7 +85,8 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
   }
   std::vector<TapeItem<Scalar>> step_items;
   auto record = [&](Scalar t, EventKind kind, Index l) {
-    tape->record_step(t, kind, l, net.layer(l), step_items);
+    tape->add_step(t, kind, l, step_items);
+    net.layer(l).record_step_state(kind, tape->step_state_of(l));
   };
   SimResult<Scalar> result;
   result.end_time = options.end_time;
@@ -262,7 +263,7 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
   }
   if (tape) {
     for (Index l = 0; l < n_layers; ++l)
-      net.layer(l).append_tape_final(tape->final_preactivations[static_cast<std::size_t>(l)]);
+      net.layer(l).record_end_state(tape->end_states[static_cast<std::size_t>(l)]);
   }
   return result;
 }

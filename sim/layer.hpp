@@ -12,6 +12,8 @@
 
 #include "events/event.hpp"
 #include "events/event_queue.hpp"
+#include "sim/layer_adjoint.hpp"
+#include "sim/parameters.hpp"
 
 namespace egret {
 
@@ -105,16 +107,18 @@ class Layer {
   // The state at time t >= the last event, without changing it.
   virtual LayerState<Scalar> state_at(Scalar t) const = 0;
 
-  // For the adjoint tape: whether the layer has an exact backward pass; its continuous state
-  // right after the last event (recorded after every step); and the state the backward pass
-  // replays from (recorded once, at the end of the run). Both are appended to `out`.
-  virtual bool has_adjoint() const { return false; }
-  virtual void append_tape_state(std::vector<Scalar>& /*out*/) const {
-    throw std::logic_error(type_name() + ": no adjoint tape state");
-  }
-  virtual void append_tape_final(std::vector<Scalar>& /*out*/) const {
-    throw std::logic_error(type_name() + ": no adjoint tape state");
-  }
+  // The named parameters (sim/parameters.hpp), and a fresh layer of the same family and settings
+  // with other values (validated like a configuration; an infeasible value is an error).
+  virtual NamedParameters<Scalar> parameters() const = 0;
+  virtual std::unique_ptr<Layer> with_parameters(const NamedParameters<Scalar>& values) const = 0;
+
+  // The backward side (sim/layer_adjoint.hpp), or nullptr for a family without one. What the
+  // adjoint needs is recorded on the tape by the two methods below: after every step of the
+  // layer (`kind` is the step's kind) and once at the end of the run.
+  virtual std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const { return nullptr; }
+  bool has_adjoint() const { return make_adjoint() != nullptr; }
+  virtual void record_step_state(EventKind /*kind*/, std::vector<Scalar>& /*out*/) const {}
+  virtual void record_end_state(std::vector<Scalar>& /*out*/) const {}
 };
 
 }  // namespace egret

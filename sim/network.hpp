@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "models/continuous_egru_params.hpp"
 #include "sim/layer.hpp"
+#include "sim/numeric_types.hpp"
 
 namespace egret {
 

@@ -6,7 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "adjoint/continuous_egru_backward.hpp"
+#include "adjoint/reverse_sweep.hpp"
+#include "models/continuous_egru_layer.hpp"
 #include "models/discrete_egru_layer.hpp"
 #include "sim/engine.hpp"
 
@@ -33,7 +34,7 @@ Outcome backward_of(const P& p, double end, std::vector<double> d_o_scale = {1.0
   std::vector<std::vector<double>> d_o = {
       std::vector<double>(static_cast<std::size_t>(p.units()), 0)};
   for (std::size_t n = 0; n < d_o[0].size() && n < d_o_scale.size(); ++n) d_o[0][n] = d_o_scale[n];
-  o.report = egret::continuous_egru_backward(net, tape, fwd, d_o, o.grad);
+  o.report = egret::reverse_sweep(net, tape, fwd, d_o, o.grad);
   return o;
 }
 

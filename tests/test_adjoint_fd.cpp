@@ -13,9 +13,10 @@
 #include <tuple>
 #include <vector>
 
-#include "adjoint/continuous_egru_backward.hpp"
 #include "adjoint/losses.hpp"
+#include "adjoint/reverse_sweep.hpp"
 #include "events/synthetic_input.hpp"
+#include "models/continuous_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {
@@ -83,7 +84,7 @@ Run run(const Problem& pr, bool with_gradient) {
   if (with_gradient) {
     r.grad = egret::zero_gradient(net, input.size());
     const auto d_o = egret::readout_backward(net, fwd, loss.dlogits, r.grad);
-    r.report = egret::continuous_egru_backward(net, tape, fwd, d_o, r.grad, &act);
+    r.report = egret::reverse_sweep(net, tape, fwd, d_o, r.grad, &act);
   }
   return r;
 }
@@ -142,44 +143,40 @@ std::vector<Param> sample_parameters(const Problem& pr, std::mt19937_64& rng, in
     struct Mat {
       const char* name;
       M P::*param;
-      M egret::LayerGradient<double>::*grad;
     };
-    for (const Mat& m : {Mat{"U_u", &P::U_u, &egret::LayerGradient<double>::U_u},
-                         Mat{"U_r", &P::U_r, &egret::LayerGradient<double>::U_r},
-                         Mat{"U_z", &P::U_z, &egret::LayerGradient<double>::U_z},
-                         Mat{"V_u", &P::V_u, &egret::LayerGradient<double>::V_u},
-                         Mat{"V_r", &P::V_r, &egret::LayerGradient<double>::V_r},
-                         Mat{"V_z", &P::V_z, &egret::LayerGradient<double>::V_z}}) {
+    for (const Mat& m : {Mat{"U_u", &P::U_u}, Mat{"U_r", &P::U_r}, Mat{"U_z", &P::U_z},
+                         Mat{"V_u", &P::V_u}, Mat{"V_r", &P::V_r}, Mat{"V_z", &P::V_z}}) {
       for (int k = 0; k < per_matrix; ++k) {
         const Index i = pick((p.*(m.param)).rows()), j = pick((p.*(m.param)).cols());
-        out.push_back(
-            {L + m.name + "(" + std::to_string(i) + "," + std::to_string(j) + ")",
-             [=](Problem& q) -> double& { return (q.layers[l].*(m.param))(i, j); },
-             [=](const egret::Gradient<double>& g) { return (g.layers[l].*(m.grad))(i, j); }});
+        out.push_back({L + m.name + "(" + std::to_string(i) + "," + std::to_string(j) + ")",
+                       [=](Problem& q) -> double& { return (q.layers[l].*(m.param))(i, j); },
+                       [=](const egret::Gradient<double>& g) {
+                         return g.layers[l].at(m.name, "test")(i, j);
+                       }});
       }
     }
     using V = egret::Vector<double>;
     struct Vec {
       const char* name;
       V P::*param;
-      V egret::LayerGradient<double>::*grad;
     };
-    for (const Vec& v : {Vec{"b_u", &P::b_u, &egret::LayerGradient<double>::b_u},
-                         Vec{"b_r", &P::b_r, &egret::LayerGradient<double>::b_r},
-                         Vec{"b_z", &P::b_z, &egret::LayerGradient<double>::b_z},
-                         Vec{"theta", &P::theta, &egret::LayerGradient<double>::theta}}) {
+    for (const Vec& v :
+         {Vec{"b_u", &P::b_u}, Vec{"b_r", &P::b_r}, Vec{"b_z", &P::b_z}, Vec{"theta", &P::theta}}) {
       for (int k = 0; k < std::max(2, per_matrix / 2); ++k) {
         const Index i = pick(p.units());
-        out.push_back(
-            {L + v.name + "(" + std::to_string(i) + ")",
-             [=](Problem& q) -> double& { return (q.layers[l].*(v.param))(i); },
-             [=](const egret::Gradient<double>& g) { return (g.layers[l].*(v.grad))(i); }});
+        out.push_back({L + v.name + "(" + std::to_string(i) + ")",
+                       [=](Problem& q) -> double& { return (q.layers[l].*(v.param))(i); },
+                       [=](const egret::Gradient<double>& g) {
+                         return g.layers[l].at(v.name, "test")(i, 0);
+                       }});
       }
     }
-    out.push_back({L + "tau_m", [=](Problem& q) -> double& { return q.layers[l].tau_m; },
-                   [=](const egret::Gradient<double>& g) { return g.layers[l].tau_m; }});
-    out.push_back({L + "tau_o", [=](Problem& q) -> double& { return q.layers[l].tau_o; },
-                   [=](const egret::Gradient<double>& g) { return g.layers[l].tau_o; }});
+    out.push_back(
+        {L + "tau_m", [=](Problem& q) -> double& { return q.layers[l].tau_m; },
+         [=](const egret::Gradient<double>& g) { return g.layers[l].at("tau_m", "test")(0, 0); }});
+    out.push_back(
+        {L + "tau_o", [=](Problem& q) -> double& { return q.layers[l].tau_o; },
+         [=](const egret::Gradient<double>& g) { return g.layers[l].at("tau_o", "test")(0, 0); }});
   }
   for (int k = 0; k < per_matrix; ++k) {
     const Index i = pick(pr.readout.W_o.rows()), j = pick(pr.readout.W_o.cols());

@@ -39,10 +39,10 @@ TEST(ConfigIo, ParsesAndBuildsANetwork) {
                                                "inline");
   EXPECT_EQ(cfg.seed, 3u);
   ASSERT_EQ(cfg.layers.size(), 2u);
-  EXPECT_EQ(cfg.layers[0].window_input, 2.0);
-  EXPECT_TRUE(std::isinf(cfg.layers[0].window_recurrent));
-  EXPECT_EQ(cfg.layers[0].bias_z, 0.9);
-  EXPECT_EQ(cfg.layers[1].dt, 0.5);
+  EXPECT_EQ(cfg.layers[0].settings.at("window_input"), 2.0);
+  EXPECT_TRUE(std::isinf(cfg.layers[0].settings.at("window_recurrent")));
+  EXPECT_EQ(cfg.layers[0].settings.at("init.bias_z"), 0.9);
+  EXPECT_EQ(cfg.layers[1].settings.at("dt"), 0.5);
   auto net = egret::build_network<double>(cfg);
   EXPECT_EQ(net.size(), 2);
   EXPECT_EQ(net.input_channels(), 4);
@@ -112,9 +112,25 @@ TEST(ConfigIo, StrictErrorsNameTheKey) {
             std::string::npos);
   EXPECT_NE(err(R"({"input_channels": 2, "layers": []})").find("non-empty array"),
             std::string::npos);
-  // Values that parse but are impossible are caught when the network is built.
+  // A key of another family is refused, not dropped (each family registers its own keys).
+  EXPECT_NE(err(R"({"input_channels": 2, "layers": [{"type": "discrete_egru", "units": 2,
+                  "tau_m": 5}]})")
+                .find("layers[0]: unknown key 'tau_m' for a discrete_egru layer (known: type, "
+                      "units, params, dt,"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"input_channels": 2, "layers": [{"type": "discrete_egru", "units": 2,
+                  "pseudo_derivative": {"dampening": 0.5, "width": 1}}]})")
+                .find("unknown key 'pseudo_derivative.width'"),
+            std::string::npos);
+  // A value outside the family's registered bounds is refused when the file is read, naming
+  // the file, the key and the bound; one inside the bounds that the layer still refuses (a
+  // time constant of 0) is caught when the network is built.
+  EXPECT_NE(err(R"({"input_channels": 2, "layers": [{"type": "continuous_egru", "units": 2,
+                  "tau_m": -1}]})")
+                .find("net.json: layers[0].tau_m: -1 is outside [0, inf]"),
+            std::string::npos);
   const auto cfg = egret::parse_network_config(
-      R"({"input_channels": 2, "layers": [{"type": "continuous_egru", "units": 2, "tau_m": -1}]})",
+      R"({"input_channels": 2, "layers": [{"type": "continuous_egru", "units": 2, "tau_m": 0}]})",
       "net.json");
   EXPECT_NE(
       error_of([&] { egret::build_network<double>(cfg); }).find("layer 0 (continuous_egru): tau_m"),

@@ -68,7 +68,7 @@ double loss_of(const egret::ParameterVector<double>& pv, const egret::Sample<dou
   if (grad) {
     *grad = egret::zero_gradient(net, s.input.size());
     const auto d_o = egret::readout_backward(net, fwd, loss.dlogits, *grad);
-    egret::continuous_egru_backward(net, tape, fwd, d_o, *grad);
+    egret::reverse_sweep(net, tape, fwd, d_o, *grad);
   }
   return loss.loss;
 }

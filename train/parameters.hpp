@@ -1,10 +1,11 @@
-// The trainable parameters of a network of continuous EGRU layers with a readout, as one flat
-// vector in unconstrained coordinates, and the map back to layer parameters.
+// The trainable parameters of a network with a readout, as one flat vector in unconstrained
+// coordinates, and the map back to a network. It walks each layer's named parameters
+// (sim/parameters.hpp), whatever the family:
 //
-// Layout, per layer: U_u, U_r, U_z, V_u, V_r, V_z (column-major), b_u, b_r, b_z, rho_theta,
-// then (if train_time_constants) log tau_m, log tau_o; then W_o, b_o.
-// Positivity: theta = softplus(rho) = log(1 + exp(rho)) > 0, so dL/drho = dL/dtheta sigmoid(rho);
-// time constants tau = exp(log tau).
+// Layout, per layer: its parameters in their declared order, those with Training::kTrained, and
+// with train_time_constants also those with Training::kTimeConstant; then W_o, b_o. Each matrix
+// column-major. Coordinates by constraint: kFree x = value; kSoftplus value = softplus(x) > 0, so
+// dL/dx = dL/dvalue sigmoid(x); kLog value = exp(x), so dL/dx = value dL/dvalue.
 #pragma once
 
 #include <cmath>
@@ -13,7 +14,6 @@
 #include <vector>
 
 #include "adjoint/gradient.hpp"
-#include "models/continuous_egru_layer.hpp"
 #include "sim/network.hpp"
 
 namespace egret {
@@ -21,45 +21,39 @@ namespace egret {
 template <class Scalar>
 class ParameterVector {
  public:
-  using P = ContinuousEgruParams<Scalar>;
-
   ParameterVector() = default;
   ParameterVector(const Network<Scalar>& net, bool train_time_constants)
       : train_tau_(train_time_constants) {
     if (!net.readout()) throw std::invalid_argument("training: the network needs a readout");
     for (Index l = 0; l < net.size(); ++l) {
-      const auto* layer = dynamic_cast<const ContinuousEgruLayer<Scalar>*>(&net.layer(l));
-      if (!layer)
+      if (!net.layer(l).has_adjoint())
         throw std::invalid_argument("training: layer " + std::to_string(l) + " (" +
                                     net.layer(l).type_name() +
-                                    ") has no exact gradient; only continuous_egru layers train");
-      templates_.push_back(layer->params());
+                                    ") has no backward pass, so it cannot train");
+      layers_.push_back(std::shared_ptr<const Layer<Scalar>>(net.layer(l).clone()));
+      templates_.push_back(net.layer(l).parameters());
     }
     readout_ = *net.readout();
-    values_ = pack_params();
+    values_ = pack();
   }
 
   std::vector<Scalar>& values() { return values_; }
   const std::vector<Scalar>& values() const { return values_; }
   std::size_t size() const { return values_.size(); }
 
-  // The network with the current values (fresh layers; non-trainable settings from the template).
+  // The network with the current values (fresh layers; the other parameters and the settings
+  // from the template).
   Network<Scalar> network() const {
     Network<Scalar> net;
     std::size_t pos = 0;
-    for (const P& t : templates_) {
-      P p = t;
-      for (auto* m : {&p.U_u, &p.U_r, &p.U_z, &p.V_u, &p.V_r, &p.V_z}) read(*m, pos);
-      for (auto* v : {&p.b_u, &p.b_r, &p.b_z}) read(*v, pos);
-      for (Index i = 0; i < p.theta.size(); ++i) p.theta[i] = softplus(values_[pos++]);
-      if (train_tau_) {
-        p.tau_m = std::exp(values_[pos++]);
-        p.tau_o = std::exp(values_[pos++]);
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+      NamedParameters<Scalar> p = templates_[l];
+      for (auto& e : p) {
+        if (!trains(e.spec)) continue;
+        for (Index i = 0; i < e.value.size(); ++i)
+          e.value.data()[i] = to_value(e.spec.constraint, values_[pos++]);
       }
-      // A trained threshold may drop below the initial state; keep c_init feasible.
-      for (Index i = 0; i < p.c_init.size(); ++i)
-        if (!(p.c_init[i] < p.theta[i])) p.c_init[i] = 0;
-      net.add_layer(std::make_unique<ContinuousEgruLayer<Scalar>>(std::make_shared<P>(p)));
+      net.add_layer(layers_[l]->with_parameters(p));
     }
     Readout<Scalar> ro = readout_;
     read(ro.W_o, pos);
@@ -72,18 +66,15 @@ class ParameterVector {
   std::vector<Scalar> flatten(const Gradient<Scalar>& g) const {
     std::vector<Scalar> out;
     out.reserve(values_.size());
-    std::size_t pos = 0;
-    for (std::size_t l = 0; l < templates_.size(); ++l) {
-      const auto& gl = g.layers[l];
-      for (const auto* m : {&gl.U_u, &gl.U_r, &gl.U_z, &gl.V_u, &gl.V_r, &gl.V_z}) append(out, *m);
-      for (const auto* v : {&gl.b_u, &gl.b_r, &gl.b_z}) append(out, *v);
-      pos = out.size();
-      for (Index i = 0; i < gl.theta.size(); ++i)
-        out.push_back(gl.theta[i] * sigmoid(values_[pos + static_cast<std::size_t>(i)]));
-      if (train_tau_) {
-        const std::size_t k = out.size();
-        out.push_back(gl.tau_m * std::exp(values_[k]));  // dL/dlog tau = tau dL/dtau
-        out.push_back(gl.tau_o * std::exp(values_[k + 1]));
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+      const NamedParameters<Scalar>& gl = g.layers[l];
+      for (std::size_t k = 0; k < gl.size(); ++k) {
+        const auto& e = gl[k];
+        if (!trains(e.spec)) continue;
+        for (Index i = 0; i < e.value.size(); ++i) {
+          const std::size_t pos = out.size();
+          out.push_back(e.value.data()[i] * value_derivative(e.spec.constraint, values_[pos]));
+        }
       }
     }
     append(out, g.W_o);
@@ -93,14 +84,50 @@ class ParameterVector {
 
   bool trains_time_constants() const { return train_tau_; }
 
- private:
   static Scalar softplus(Scalar x) {
     return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
   }
   static Scalar softplus_inverse(Scalar y) {  // y > 0
     return y > 20 ? y : std::log(std::expm1(y));
   }
+
+ private:
+  bool trains(const ParameterSpec& s) const {
+    return s.training == Training::kTrained ||
+           (train_tau_ && s.training == Training::kTimeConstant);
+  }
   static Scalar sigmoid(Scalar x) { return Scalar(1) / (Scalar(1) + std::exp(-x)); }
+  static Scalar to_value(Constraint c, Scalar x) {
+    switch (c) {
+      case Constraint::kSoftplus:
+        return softplus(x);
+      case Constraint::kLog:
+        return std::exp(x);
+      default:
+        return x;
+    }
+  }
+  static Scalar to_coordinate(Constraint c, Scalar v) {
+    switch (c) {
+      case Constraint::kSoftplus:
+        return softplus_inverse(v);
+      case Constraint::kLog:
+        return std::log(v);
+      default:
+        return v;
+    }
+  }
+  // d value / d x at coordinate x.
+  static Scalar value_derivative(Constraint c, Scalar x) {
+    switch (c) {
+      case Constraint::kSoftplus:
+        return sigmoid(x);
+      case Constraint::kLog:
+        return std::exp(x);
+      default:
+        return Scalar(1);
+    }
+  }
 
   template <class M>
   static void append(std::vector<Scalar>& out, const M& m) {
@@ -111,15 +138,13 @@ class ParameterVector {
     for (Index i = 0; i < m.size(); ++i) m.data()[i] = values_[pos++];
   }
 
-  std::vector<Scalar> pack_params() const {
+  std::vector<Scalar> pack() const {
     std::vector<Scalar> out;
-    for (const P& p : templates_) {
-      for (const auto* m : {&p.U_u, &p.U_r, &p.U_z, &p.V_u, &p.V_r, &p.V_z}) append(out, *m);
-      for (const auto* v : {&p.b_u, &p.b_r, &p.b_z}) append(out, *v);
-      for (Index i = 0; i < p.theta.size(); ++i) out.push_back(softplus_inverse(p.theta[i]));
-      if (train_tau_) {
-        out.push_back(std::log(p.tau_m));
-        out.push_back(std::log(p.tau_o));
+    for (const auto& p : templates_) {
+      for (const auto& e : p) {
+        if (!trains(e.spec)) continue;
+        for (Index i = 0; i < e.value.size(); ++i)
+          out.push_back(to_coordinate(e.spec.constraint, e.value.data()[i]));
       }
     }
     append(out, readout_.W_o);
@@ -128,7 +153,8 @@ class ParameterVector {
   }
 
   bool train_tau_ = false;
-  std::vector<P> templates_;
+  std::vector<std::shared_ptr<const Layer<Scalar>>> layers_;  // family and settings
+  std::vector<NamedParameters<Scalar>> templates_;
   Readout<Scalar> readout_;
   std::vector<Scalar> values_;
 };

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "adjoint/activity_regularizer.hpp"
-#include "adjoint/continuous_egru_backward.hpp"
 #include "adjoint/losses.hpp"
+#include "adjoint/reverse_sweep.hpp"
 #include "train/sample.hpp"
 
 namespace egret {
@@ -34,7 +34,7 @@ SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sampl
   o.activity = activity_term(net, tape, s.end_time, activity);
   o.grad = zero_gradient(net, s.input.size());
   const auto d_o = readout_backward(net, o.forward, o.loss.dlogits, o.grad);
-  o.report = continuous_egru_backward(net, tape, o.forward, d_o, o.grad, &o.activity);
+  o.report = reverse_sweep(net, tape, o.forward, d_o, o.grad, &o.activity);
   return o;
 }
 

@@ -15,11 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "adjoint/continuous_egru_backward.hpp"
+#include "adjoint/reverse_sweep.hpp"
 #include "io/checkpoint.hpp"
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
-#include "models/discrete_egru_layer.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/numpy_conversions.hpp"
 #include "python/src/sample.hpp"
@@ -74,34 +73,16 @@ void parallel_samples(const Network<double>& net, std::size_t n, int threads, co
   for_each_sample(net, n, checked_threads(threads), body);
 }
 
-// The weight fields of parameters or gradients into `out` as "<prefix><name>".
-template <class T>
-void add_weight_fields(py::dict& out, const std::string& prefix, const T& x) {
-  for_each_weight(
-      x, [&](const char* name, const auto& m) { out[py::str(prefix + name)] = eigen_to_numpy(m); });
-}
-
-// A continuous EGRU layer's fields (weights and both time constants).
-template <class T>
-void add_layer_fields(py::dict& out, const std::string& prefix, const T& x) {
-  add_weight_fields(out, prefix, x);
-  out[py::str(prefix + "tau_m")] = x.tau_m;
-  out[py::str(prefix + "tau_o")] = x.tau_o;
-}
-
-// Replaces the weights named "<prefix><name>" in `values` (shapes and finiteness checked).
-template <class W>
-void read_weight_fields(const py::dict& values, const std::string& prefix, W& p) {
-  for_each_weight(p, [&](const char* name, auto& m) {
-    const std::string key = prefix + name;
-    if (values.contains(key)) numpy_to_matrix(values[py::str(key)], m, key);
-  });
+// A layer's named parameters (or gradient) into `out` as "<prefix><name>".
+void add_named_parameters(py::dict& out, const std::string& prefix,
+                          const NamedParameters<double>& p) {
+  for (const auto& e : p) out[py::str(prefix + e.spec.name)] = parameter_to_python(e);
 }
 
 py::dict gradient_to_dict(const Gradient<double>& g, bool with_readout) {
   py::dict grads;
   for (std::size_t l = 0; l < g.layers.size(); ++l)
-    add_layer_fields(grads, "layer" + std::to_string(l) + ".", g.layers[l]);
+    add_named_parameters(grads, "layer" + std::to_string(l) + ".", g.layers[l]);
   if (with_readout) {
     grads["readout.W_o"] = eigen_to_numpy(g.W_o);
     grads["readout.b_o"] = eigen_to_numpy(g.b_o);
@@ -272,7 +253,7 @@ class ForwardBatch {
         grads[i] = zero_gradient(net_, input_sizes_[i]);
         const auto d_o =
             via_logits ? readout_backward(net_, results_[i], upstream[i], grads[i]) : upstream[i];
-        reports[i] = continuous_egru_backward(net_, tapes_[i], results_[i], d_o, grads[i]);
+        reports[i] = reverse_sweep(net_, tapes_[i], results_[i], d_o, grads[i]);
       });
     }
     for (std::size_t i = 0; i < b; ++i)
@@ -453,15 +434,8 @@ class PyNetwork {
 
   py::dict parameters() const {
     py::dict out;
-    for (Index l = 0; l < net_.size(); ++l) {
-      const std::string prefix = "layer" + std::to_string(l) + ".";
-      if (const auto* c = dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l))) {
-        add_layer_fields(out, prefix, c->params());
-      } else if (const auto* d = dynamic_cast<const DiscreteEgruLayer<double>*>(&net_.layer(l))) {
-        add_weight_fields(out, prefix, d->params());
-        out[py::str(prefix + "tau_o")] = d->params().tau_o;
-      }
-    }
+    for (Index l = 0; l < net_.size(); ++l)
+      add_named_parameters(out, "layer" + std::to_string(l) + ".", net_.layer(l).parameters());
     if (const auto* ro = net_.readout()) {
       out["readout.W_o"] = eigen_to_numpy(ro->W_o);
       out["readout.b_o"] = eigen_to_numpy(ro->b_o);
@@ -471,66 +445,46 @@ class PyNetwork {
 
   void set_parameters(const py::dict& values) { net_ = with_parameters(values); }
 
-  // The names parameters() returns, without copying any values.
-  std::set<std::string> parameter_names() const {
-    std::set<std::string> names;
-    for (Index l = 0; l < net_.size(); ++l) {
-      const std::string prefix = "layer" + std::to_string(l) + ".";
-      const bool continuous =
-          dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l)) != nullptr;
-      const bool discrete =
-          dynamic_cast<const DiscreteEgruLayer<double>*>(&net_.layer(l)) != nullptr;
-      if (!continuous && !discrete) continue;
-      const EgruWeights<double> shapes;  // only the names are visited
-      for_each_weight(shapes, [&](const char* name, const auto&) { names.insert(prefix + name); });
-      names.insert(prefix + "tau_o");
-      if (continuous) names.insert(prefix + "tau_m");
-    }
-    if (net_.readout()) names.insert({"readout.W_o", "readout.b_o"});
-    return names;
-  }
-
   // The network with the named parameters replaced (shapes and values checked, layers rebuilt and
-  // validated, so e.g. a non-positive threshold is a ValueError).
+  // validated by their family, so e.g. a non-positive threshold is a ValueError). A name no layer
+  // has is an error; nothing changes unless every value is accepted.
   Network<double> with_parameters(const py::dict& values) const {
-    const std::set<std::string> known = parameter_names();
-    for (const auto& item : values) {
-      const std::string key = py::str(item.first);
-      if (!known.count(key))
-        throw std::invalid_argument("parameters: unknown parameter '" + key + "'");
-    }
+    std::size_t used = 0;
     Network<double> fresh;
     for (Index l = 0; l < net_.size(); ++l) {
-      const std::string n = "layer" + std::to_string(l) + ".";
-      auto tau = [&](const char* name, double& target) {
-        if (values.contains(n + name)) target = finite_scalar(values[py::str(n + name)], n + name);
-      };
-      if (const auto* c = dynamic_cast<const ContinuousEgruLayer<double>*>(&net_.layer(l))) {
-        auto p = c->params();
-        read_weight_fields(values, n, p);
-        tau("tau_m", p.tau_m);
-        tau("tau_o", p.tau_o);
-        p.validate("layer " + std::to_string(l));
-        fresh.add_layer(std::make_unique<ContinuousEgruLayer<double>>(
-            std::make_shared<ContinuousEgruParams<double>>(std::move(p))));
-      } else if (const auto* d = dynamic_cast<const DiscreteEgruLayer<double>*>(&net_.layer(l))) {
-        auto p = d->params();
-        read_weight_fields(values, n, p);
-        tau("tau_o", p.tau_o);
-        p.validate("layer " + std::to_string(l));
-        fresh.add_layer(std::make_unique<DiscreteEgruLayer<double>>(
-            std::make_shared<DiscreteEgruParams<double>>(std::move(p))));
-      } else {
-        fresh.add_layer(net_.layer(l).clone());
+      const std::string prefix = "layer" + std::to_string(l) + ".";
+      NamedParameters<double> p = net_.layer(l).parameters();
+      for (auto& e : p) {
+        const std::string key = prefix + e.spec.name;
+        if (!values.contains(key)) continue;
+        parameter_from_python(values[py::str(key)], e, key);
+        ++used;
+      }
+      try {
+        fresh.add_layer(net_.layer(l).with_parameters(p));
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("layer " + std::to_string(l) + ": " + e.what());
       }
     }
     if (const auto* ro = net_.readout()) {
       Readout<double> r = *ro;
-      if (values.contains("readout.W_o"))
-        numpy_to_matrix(values["readout.W_o"], r.W_o, "readout.W_o");
-      if (values.contains("readout.b_o"))
-        numpy_to_matrix(values["readout.b_o"], r.b_o, "readout.b_o");
+      for (const auto* key : {"readout.W_o", "readout.b_o"}) {
+        if (!values.contains(key)) continue;
+        if (std::string(key) == "readout.W_o")
+          numpy_to_matrix(values[key], r.W_o, key);
+        else
+          numpy_to_matrix(values[key], r.b_o, key);
+        ++used;
+      }
       fresh.set_readout(std::move(r));
+    }
+    if (used != values.size()) {
+      const py::dict known = parameters();
+      for (const auto& item : values) {
+        const std::string key = py::str(item.first);
+        if (!known.contains(key))
+          throw std::invalid_argument("parameters: unknown parameter '" + key + "'");
+      }
     }
     return fresh;
   }

@@ -15,6 +15,7 @@
 
 #include "events/event.hpp"
 #include "events/input_stream.hpp"
+#include "sim/parameters.hpp"
 
 namespace egret::python {
 
@@ -139,6 +140,34 @@ void numpy_to_matrix(const py::handle& obj, M& m, const std::string& name) {
                                     std::to_string(i * m.cols() + j));
       m(i, j) = x;
     }
+}
+
+// A named parameter (sim/parameters.hpp) as a float, a 1-D or a 2-D array, by its rank.
+inline py::object parameter_to_python(const NamedParameters<double>::Entry& e) {
+  switch (e.spec.rank) {
+    case Rank::kScalar:
+      return py::float_(e.value(0, 0));
+    case Rank::kVector:
+      return eigen_to_numpy(Vector<double>(e.value.col(0)));
+    default:
+      return eigen_to_numpy(e.value);
+  }
+}
+
+double finite_scalar(const py::handle& obj, const std::string& name);
+
+// The inverse of parameter_to_python: shape (by rank) and finiteness checked.
+inline void parameter_from_python(const py::handle& obj, NamedParameters<double>::Entry& e,
+                                  const std::string& name) {
+  if (e.spec.rank == Rank::kScalar) {
+    e.value(0, 0) = finite_scalar(obj, name);
+  } else if (e.spec.rank == Rank::kVector) {
+    Vector<double> v(e.value.rows());
+    numpy_to_matrix(obj, v, name);
+    e.value.col(0) = v;
+  } else {
+    numpy_to_matrix(obj, e.value, name);
+  }
 }
 
 inline double finite_scalar(const py::handle& obj, const std::string& name) {

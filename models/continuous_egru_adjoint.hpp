@@ -1,0 +1,203 @@
+// The backward side of a continuous EGRU layer (box kernel): the adjoints of (c, a_u, a_r, a_z),
+// moved across each inter-event interval in closed form (BoxEgruCell::flow_adjoint), the adjoint
+// of every jump, and the dependence of a crossing's time on the state of the previous step
+// (routed into that step's adjoints). Gate pre-activations are replayed backward from their
+// values at the end of the run; c after every step is on the tape. docs/adjoint.md derives every
+// line; adjoint/reverse_sweep.hpp is the generic sweep that calls it.
+#pragma once
+
+#include <memory>
+
+#include "models/box_egru_cell.hpp"
+#include "models/continuous_egru_params.hpp"
+#include "sim/layer_adjoint.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
+ public:
+  using Params = ContinuousEgruParams<Scalar>;
+  using Cell = BoxEgruCell<Scalar>;
+  using Array = typename Cell::Array;
+
+  explicit ContinuousEgruAdjoint(std::shared_ptr<const Params> p) : p_(std::move(p)) {}
+
+  void begin(const Tape<Scalar>& tape, Index layer) override {
+    const Index n = p_->units();
+    for (Array* v : {&lam_c_, &lam_u_, &lam_r_, &lam_z_}) v->setZero(n);
+    const auto& fin = tape.end_states[static_cast<std::size_t>(layer)];
+    if (static_cast<Index>(fin.size()) != 3 * n)
+      throw std::invalid_argument("continuous_egru adjoint: tape does not match the layer");
+    a_u_ = Eigen::Map<const Array>(fin.data(), n);
+    a_r_ = Eigen::Map<const Array>(fin.data() + n, n);
+    a_z_ = Eigen::Map<const Array>(fin.data() + 2 * n, n);
+    grad_ = collect_parameters<Scalar>(*p_).zeros_like();
+    g_ = Views(grad_);
+    pending_time_ = 0;
+  }
+
+  void jump_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st, Scalar* d_value,
+                    Scalar* d_aux) override {
+    const Params& p = *p_;
+    const auto lu = lam_u_.matrix(), lr = lam_r_.matrix(), lz = lam_z_.matrix();
+    const TapeItem<Scalar>* items = tape.items_of(st);
+    for (std::int64_t k = 0; k < st.n_items; ++k) {
+      const TapeItem<Scalar>& item = items[k];
+      const Index j = item.index;
+      const bool applied = item.kind == EventKind::kInput || item.kind == EventKind::kInternal;
+      const Scalar sign = applied ? Scalar(1) : Scalar(-1);  // a release removes the contribution
+      if (item.kind == EventKind::kInput || item.kind == EventKind::kInputRelease) {
+        const Scalar x = sign * item.value;
+        g_.U_u->col(j) += x * lu;
+        g_.U_r->col(j) += x * lr;
+        g_.U_z->col(j) += x * lz;
+        d_value[k] = sign * (p.U_u.col(j).dot(lu) + p.U_r.col(j).dot(lr) + p.U_z.col(j).dot(lz));
+        a_u_ -= x * p.U_u.col(j).array();
+        a_r_ -= x * p.U_r.col(j).array();
+        a_z_ -= x * p.U_z.col(j).array();
+      } else {
+        const Scalar y = sign * item.value, r = item.aux;
+        g_.V_u->col(j) += y * lu;
+        g_.V_r->col(j) += y * lr;
+        g_.V_z->col(j) += (r * y) * lz;
+        const Scalar dz = p.V_z.col(j).dot(lz);
+        d_value[k] = sign * (p.V_u.col(j).dot(lu) + p.V_r.col(j).dot(lr) + r * dz);
+        d_aux[k] = sign * item.value * dz;
+        a_u_ -= y * p.V_u.col(j).array();
+        a_r_ -= y * p.V_r.col(j).array();
+        a_z_ -= (r * y) * p.V_z.col(j).array();
+      }
+    }
+  }
+
+  // y = theta_m and aux = r_m(s-) = sigmoid(a_r,m); c_m(s+) = 0 whatever c_m(s-) was.
+  void emission_adjoint(const TapeItem<Scalar>& item, Scalar d_value, Scalar d_aux) override {
+    const Index m = item.index;
+    (*g_.theta)(m, 0) += d_value;
+    lam_r_[m] += d_aux * Cell::sigmoid_derivative(item.aux);
+    lam_c_[m] = 0;
+  }
+
+  Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
+                          Scalar d_time) override {
+    const Params& p = *p_;
+    const Index n = p.units();
+    const TapeStep<Scalar>* prev = tape.previous(st);
+    Scalar g_step = d_time + pending_time_;
+    // The gates over the interval come from a(s-); c at its end is recomputed from the tape.
+    Cell::gates(a_u_, a_z_, u_, z_);
+    if (prev)
+      c_minus_ = Eigen::Map<const Array>(tape.step_state(*prev), n);
+    else
+      c_minus_ = p.c_init.array();
+    const TapeItem<Scalar>* items = tape.items_of(st);
+    const bool crossing = st.kind == EventKind::kInternal;
+    const Index m = crossing ? items[0].index : -1;  // the (first) crossing unit
+    const Scalar c0 = crossing ? c_minus_[m] : Scalar(0);
+    const Scalar dt = st.time - (prev ? prev->time : Scalar(0));
+    Cell::advance(c_minus_, u_, z_, dt, p.tau_m);
+    // The end of the interval moves with the step time: dL/dT gets lam_c . dc/dt there.
+    const Scalar flow_term = (lam_c_ * u_ * (z_ - c_minus_)).sum() / p.tau_m;
+    g_step += flow_term;
+    Scalar lam_c0_extra = 0, to_previous = 0, routed = g_step;
+    if (crossing) {
+      lam_c0_extra = crossing_time_adjoint(m, c0, g_step, st.n_items);
+      to_previous = g_step;
+      routed = 0;
+    }
+    // Back across the interval: lam(start) from lam(end) in closed form.
+    lam_u_gate_.setZero(n);
+    lam_z_gate_.setZero(n);
+    Cell::flow_adjoint(lam_c_, c_minus_, u_, z_, dt, p.tau_m, lam_c0_, lam_u_gate_, lam_z_gate_,
+                       (*g_.tau_m)(0, 0));
+    lam_u_ += lam_u_gate_ * u_ * (Scalar(1) - u_);
+    lam_z_ += lam_z_gate_ * (Scalar(1) - z_ * z_);
+    lam_c_ = lam_c0_;
+    if (crossing) lam_c_[m] += lam_c0_extra;
+    // The start of the interval moves with the previous step's time.
+    pending_time_ = prev ? to_previous - flow_term : Scalar(0);
+    last_time_adjoint_ = g_step;
+    return routed;
+  }
+
+  void add_output_time_constant_gradient(Scalar d) override { (*g_.tau_o)(0, 0) += d; }
+
+  // At t = 0 the pre-activations are the biases and c is c_init: their adjoints are the
+  // gradients of the biases and of c_init.
+  void finish() override {
+    g_.c_init->col(0) += lam_c_.matrix();
+    *g_.b_u += lam_u_.matrix();
+    *g_.b_r += lam_r_.matrix();
+    *g_.b_z += lam_z_.matrix();
+  }
+
+  const NamedParameters<Scalar>& gradient() const override { return grad_; }
+
+  bool finite() const override {
+    return std::isfinite(last_time_adjoint_) && lam_c_.allFinite() && lam_u_.allFinite() &&
+           lam_z_.allFinite() && lam_r_.allFinite();
+  }
+  void add_to_report(BackwardReport& r) const override {
+    r.simultaneous_crossings += simultaneous_;
+    r.grazing_crossings += grazing_;
+  }
+
+ private:
+  // Pointers into grad_ by name, resolved once per sweep.
+  struct Views {
+    Views() = default;
+    explicit Views(NamedParameters<Scalar>& g)
+        : U_u(&g.at("U_u", kWhere)),
+          U_r(&g.at("U_r", kWhere)),
+          U_z(&g.at("U_z", kWhere)),
+          V_u(&g.at("V_u", kWhere)),
+          V_r(&g.at("V_r", kWhere)),
+          V_z(&g.at("V_z", kWhere)),
+          b_u(&g.at("b_u", kWhere)),
+          b_r(&g.at("b_r", kWhere)),
+          b_z(&g.at("b_z", kWhere)),
+          theta(&g.at("theta", kWhere)),
+          c_init(&g.at("c_init", kWhere)),
+          tau_m(&g.at("tau_m", kWhere)),
+          tau_o(&g.at("tau_o", kWhere)) {}
+    Matrix<Scalar>*U_u = nullptr, *U_r = nullptr, *U_z = nullptr;
+    Matrix<Scalar>*V_u = nullptr, *V_r = nullptr, *V_z = nullptr;
+    Matrix<Scalar>*b_u = nullptr, *b_r = nullptr, *b_z = nullptr, *theta = nullptr;
+    Matrix<Scalar>* c_init = nullptr;
+    Matrix<Scalar>*tau_m = nullptr, *tau_o = nullptr;
+  };
+  static constexpr const char* kWhere = "continuous_egru adjoint";
+
+  // The crossing time T = T_prev + dt*(c0, u, z, theta, tau_m) of unit m: its adjoint g goes to
+  // the state of the previous step (returned: the extra adjoint of c0), the gates and the
+  // parameters. dt* is recomputed from its arguments rather than T - T_prev: the difference of
+  // two large absolute times would lose digits (in float badly). A crossing the forward pass
+  // fired at once because rounding left c0 >= theta has no dependence on the state (dt* = 0).
+  Scalar crossing_time_adjoint(Index m, Scalar c0, Scalar g, std::int64_t n_crossing) {
+    const Params& p = *p_;
+    const Scalar dt_star = Cell::time_to_crossing(c0, u_[m], z_[m], p.theta[m], p.tau_m);
+    const auto d = dt_star > 0
+                       ? Cell::crossing_partials(c0, u_[m], z_[m], p.theta[m], p.tau_m, dt_star)
+                       : typename Cell::CrossingPartials{0, 0, 0, 0, 0};
+    lam_u_[m] += g * d.u * Cell::sigmoid_derivative(u_[m]);
+    lam_z_[m] += g * d.z * Cell::candidate_derivative(z_[m]);
+    (*g_.theta)(m, 0) += g * d.theta;
+    (*g_.tau_m)(0, 0) += g * d.tau_m;
+    if (n_crossing > 1) ++simultaneous_;
+    if (u_[m] * (z_[m] - p.theta[m]) / p.tau_m < BackwardReport{}.grazing_rate) ++grazing_;
+    return g * d.c0;
+  }
+
+  std::shared_ptr<const Params> p_;
+  NamedParameters<Scalar> grad_;
+  Views g_;
+  Array lam_c_, lam_u_, lam_r_, lam_z_;  // adjoints of c, a_u, a_r, a_z (right after the step)
+  Array a_u_, a_r_, a_z_;                // pre-activations, replayed backward from the end
+  Array u_, z_, c_minus_, lam_u_gate_, lam_z_gate_, lam_c0_;  // scratch of one interval
+  Scalar pending_time_ = 0;       // adjoint of the time of the layer's previous step
+  Scalar last_time_adjoint_ = 0;  // of the last interval, for the finiteness check
+  std::size_t simultaneous_ = 0, grazing_ = 0;
+};
+
+}  // namespace egret

@@ -1,0 +1,98 @@
+// What the forward pass records for a backward pass: every step of every layer (one event
+// reaching the layer: an input, a release, or its internal event(s) at one time), the jumps it
+// applied (items), the links between events (a release to the contribution it ends, an input of
+// layer l + 1 to the emission of layer l that caused it), and whatever state the layer's family
+// keeps per step and at the end of the run (the family's business: sim/layer.hpp
+// record_step_state / record_end_state). Memory grows with the number of events, not with time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "events/event.hpp"
+
+namespace egret {
+
+template <class Scalar>
+struct TapeItem {
+  EventKind kind = EventKind::kInput;  // kInput, kInputRelease, kInternal, kRecurrentRelease
+  Index index = 0;                     // channel (inputs) or unit (emissions, recurrent)
+  Scalar value = 0;                    // x of an input, y of an emission
+  Scalar aux = 0;                      // the emission's cell-specific factor (Emission::aux)
+  std::int64_t source = -1;            // release: item it ends; input of layer > 0: emission
+  std::int64_t external = -1;          // input of layer 0: index in the input stream
+};
+
+template <class Scalar>
+struct TapeStep {
+  Scalar time = 0;
+  EventKind kind = EventKind::kInput;
+  Index layer = 0;
+  std::int64_t first_item = 0;
+  std::int64_t n_items = 0;
+  std::int64_t state = 0;  // offset of what the layer recorded after the step in step_states
+  std::int64_t prev = -1;  // previous step of the same layer (-1: the first)
+};
+
+template <class Scalar>
+class Tape {
+ public:
+  std::vector<TapeStep<Scalar>> steps;
+  std::vector<TapeItem<Scalar>> items;
+  std::vector<std::vector<Scalar>> step_states;  // per layer: what the family keeps per step
+  std::vector<std::vector<Scalar>> end_states;   // per layer: what it keeps at the end
+
+  void clear(Index layers) {
+    steps.clear();
+    items.clear();
+    step_states.resize(static_cast<std::size_t>(layers));
+    end_states.resize(static_cast<std::size_t>(layers));
+    for (auto& s : step_states) s.clear();  // keep the capacity: tapes are reused per sample
+    for (auto& s : end_states) s.clear();
+    last_step_.assign(static_cast<std::size_t>(layers), -1);
+  }
+
+  std::int64_t next_item() const { return static_cast<std::int64_t>(items.size()); }
+
+  // One step and its items; the layer appends its own record to `state_out()` right after.
+  void add_step(Scalar time, EventKind kind, Index layer,
+                const std::vector<TapeItem<Scalar>>& step_items) {
+    TapeStep<Scalar> s;
+    s.time = time;
+    s.kind = kind;
+    s.layer = layer;
+    s.first_item = next_item();
+    s.n_items = static_cast<std::int64_t>(step_items.size());
+    s.state = static_cast<std::int64_t>(step_states[static_cast<std::size_t>(layer)].size());
+    s.prev = last_step_[static_cast<std::size_t>(layer)];
+    items.insert(items.end(), step_items.begin(), step_items.end());
+    last_step_[static_cast<std::size_t>(layer)] = static_cast<std::int64_t>(steps.size());
+    steps.push_back(s);
+  }
+  std::vector<Scalar>& step_state_of(Index layer) {
+    return step_states[static_cast<std::size_t>(layer)];
+  }
+  const Scalar* step_state(const TapeStep<Scalar>& s) const {
+    return step_states[static_cast<std::size_t>(s.layer)].data() + s.state;
+  }
+  const TapeStep<Scalar>* previous(const TapeStep<Scalar>& s) const {
+    return s.prev >= 0 ? &steps[static_cast<std::size_t>(s.prev)] : nullptr;
+  }
+  const TapeItem<Scalar>* items_of(const TapeStep<Scalar>& s) const {
+    return items.data() + s.first_item;
+  }
+
+  // Bytes held: what "memory per event" reports.
+  std::size_t bytes() const {
+    std::size_t b =
+        steps.size() * sizeof(TapeStep<Scalar>) + items.size() * sizeof(TapeItem<Scalar>);
+    for (const auto& s : step_states) b += s.size() * sizeof(Scalar);
+    for (const auto& a : end_states) b += a.size() * sizeof(Scalar);
+    return b;
+  }
+
+ private:
+  std::vector<std::int64_t> last_step_;
+};
+
+}  // namespace egret
