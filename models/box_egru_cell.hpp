@@ -50,7 +50,7 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
     return (tau_m / u) * std::log(Scalar(1) + (theta - c0) / (z - theta));
   }
 
-  // ---- Derivatives (used by the adjoint, adjoint/continuous_egru_backward.hpp).
+  // ---- Derivatives (used by the adjoint, models/continuous_egru_adjoint.hpp).
 
   // Partial derivatives of the time to crossing dt* = (tau_m/u) ln((z - c0)/(z - theta)),
   // given dt* itself (c0 < theta < z):
