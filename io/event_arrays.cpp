@@ -3,6 +3,7 @@
 // "events" holding datasets x, y, p, t.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -20,30 +21,44 @@ struct Field {
   std::size_t offset = 0;
 };
 
-// Reads one field of a record as int64 (floats must hold whole numbers).
+// Reads one field of a record as int64. Floats must hold whole numbers and every value must be
+// representable: a uint64 beyond INT64_MAX, NaN, inf or 1e300 is refused, never wrapped.
 std::int64_t field_value(const unsigned char* rec, const Field& f, const std::string& path,
-                         std::uint64_t at) {
+                         std::uint64_t at, std::uint64_t index) {
   unsigned char b[8] = {0};
   for (int k = 0; k < f.size && k < 8; ++k)  // little-endian in b whatever the file's order
     b[k] = rec[f.offset + static_cast<std::size_t>(f.big_endian ? f.size - 1 - k : k)];
+  auto fail = [&](const std::string& value) {
+    throw CameraFileError(path, at,
+                          "record " + std::to_string(index) + ": field '" + f.name + "' = " +
+                              value + " is not a whole number in the int64 range");
+  };
   if (f.kind == 'f') {
     double v = 0;
-    if (f.size == 8)
+    if (f.size == 8) {
       std::memcpy(&v, b, 8);
-    else {
+    } else {
       float x;
       std::memcpy(&x, b, 4);
       v = x;
     }
-    if (!std::isfinite(v) || v != std::floor(v))
-      throw CameraFileError(path, at, "field '" + f.name + "' is not a whole number");
+    // 2^63 is exactly representable; every double below it converts to int64 exactly.
+    if (!std::isfinite(v) || v != std::floor(v) || v < -9223372036854775808.0 ||
+        v >= 9223372036854775808.0) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%g", v);
+      fail(text);
+    }
     return static_cast<std::int64_t>(v);
   }
   std::uint64_t u = 0;
   for (int k = f.size - 1; k >= 0; --k) u = (u << 8) | b[k];
   if (f.kind == 'i' && f.size < 8 && (u >> (8 * f.size - 1)) & 1)
     u |= ~std::uint64_t{0} << (8 * f.size);
-  return static_cast<std::int64_t>(u);
+  if (f.kind != 'i' && u > static_cast<std::uint64_t>(INT64_MAX)) fail(std::to_string(u));
+  std::int64_t v;
+  std::memcpy(&v, &u, 8);
+  return v;
 }
 
 // `fail(what)` throws an error that says where (a byte offset or an event index).
@@ -58,6 +73,114 @@ CameraEvent make_event(std::int64_t x, std::int64_t y, std::int64_t p, std::int6
   return {t, static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y),
           static_cast<std::uint8_t>(p == 1)};
 }
+
+// The header of a .npy file: "{'descr': [('x', '<i2'), ...], 'fortran_order': False,
+// 'shape': (N,), }". Parsed with bounds on every search, each step moving forward.
+class NpyHeader {
+ public:
+  NpyHeader(const std::string& text, const std::string& path, std::uint64_t at)
+      : text_(text), path_(path), at_(at) {}
+
+  std::vector<Field> fields() {
+    const std::size_t key = text_.find("'descr'");
+    if (key == std::string::npos) fail(0, "has no 'descr'");
+    const std::size_t colon = text_.find(':', key);
+    if (colon == std::string::npos) fail(key, "'descr' without a value");
+    std::size_t pos = skip_space(colon + 1);
+    if (pos >= text_.size() || text_[pos] != '[')
+      fail(pos, "descr is not a list of fields: expected a structured array with x, y, p, t");
+    ++pos;
+    std::vector<Field> out;
+    std::size_t record = 0;
+    for (;;) {
+      pos = skip_space(pos);
+      if (pos >= text_.size()) fail(pos, "descr list never closes");
+      if (text_[pos] == ']') break;
+      if (text_[pos] != '(') fail(pos, "expected '(' opening a field of the descr");
+      Field f;
+      f.name = quoted(skip_space(pos + 1), pos);
+      pos = expect(pos, ',');
+      const std::string type = quoted(skip_space(pos), pos);
+      pos = expect(pos, ')');
+      parse_type(type, f);
+      for (const auto& g : out)
+        if (g.name == f.name) fail(pos, "field '" + f.name + "' appears twice");
+      f.offset = record;
+      record += static_cast<std::size_t>(f.size);
+      out.push_back(f);
+      pos = skip_space(pos);
+      if (pos < text_.size() && text_[pos] == ',') ++pos;
+      if (out.size() > 64) fail(pos, "more than 64 fields in the descr");
+    }
+    return out;
+  }
+
+  // The record count from "'shape': (N,)"; refuses other shapes.
+  std::uint64_t records() {
+    const std::size_t key = text_.find("'shape'");
+    if (key == std::string::npos) fail(0, "has no 'shape'");
+    std::size_t pos = text_.find('(', key);
+    if (pos == std::string::npos) fail(key, "shape is not a tuple");
+    pos = skip_space(pos + 1);
+    std::uint64_t n = 0;
+    const std::size_t digits = pos;
+    while (pos < text_.size() && text_[pos] >= '0' && text_[pos] <= '9') {
+      if (__builtin_mul_overflow(n, 10, &n) ||
+          __builtin_add_overflow(n, static_cast<unsigned>(text_[pos] - '0'), &n))
+        fail(digits, "shape overflows");
+      ++pos;
+    }
+    if (pos == digits) fail(digits, "shape is not one-dimensional (N,)");
+    pos = skip_space(pos);
+    if (pos >= text_.size() || text_[pos] != ',') fail(pos, "shape is not one-dimensional (N,)");
+    pos = skip_space(pos + 1);
+    if (pos >= text_.size() || text_[pos] != ')') fail(pos, "shape is not one-dimensional (N,)");
+    return n;
+  }
+
+ private:
+  [[noreturn]] void fail(std::size_t pos, const std::string& what) const {
+    throw CameraFileError(path_, at_ + pos, "npy header " + what);
+  }
+  std::size_t skip_space(std::size_t pos) const {
+    while (pos < text_.size() && (text_[pos] == ' ' || text_[pos] == '\t')) ++pos;
+    return pos;
+  }
+  // A quoted string starting at `pos`; `next` receives the position after its closing quote.
+  std::string quoted(std::size_t pos, std::size_t& next) const {
+    if (pos >= text_.size()) fail(pos, "ends inside the descr (it never closes)");
+    if (text_[pos] != '\'' && text_[pos] != '"')
+      fail(pos, "expected a quoted name or type in the descr");
+    const std::size_t close = text_.find(text_[pos], pos + 1);
+    if (close == std::string::npos) fail(pos, "quoted string never closes");
+    next = close + 1;
+    return text_.substr(pos + 1, close - pos - 1);
+  }
+  std::size_t expect(std::size_t pos, char c) const {
+    pos = skip_space(pos);
+    if (pos >= text_.size()) fail(pos, "ends inside the descr (it never closes)");
+    if (text_[pos] != c)
+      fail(pos, std::string("expected '") + c + "' in the descr (sub-arrays are not supported)");
+    return pos + 1;
+  }
+  // "<i2", ">u8", "|b1", "<f4": byte order, kind, size.
+  void parse_type(const std::string& type, Field& f) const {
+    const bool sized = type.size() == 3 && type[2] >= '1' && type[2] <= '8';
+    const char kind = type.size() > 1 ? type[1] : 0;
+    const int size = sized ? type[2] - '0' : 0;
+    const bool ok = sized && (type[0] == '<' || type[0] == '>' || type[0] == '|' || type[0] == '=') &&
+                    (((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
+                     (kind == 'b' && size == 1) || (kind == 'f' && (size == 4 || size == 8)));
+    if (!ok) fail(0, "type '" + type + "' of field '" + f.name + "' is not supported");
+    f.kind = kind;
+    f.size = size;
+    f.big_endian = type[0] == '>';
+  }
+
+  const std::string& text_;
+  const std::string& path_;
+  std::uint64_t at_;
+};
 
 }  // namespace
 
@@ -79,51 +202,25 @@ CameraFileInfo read_npy_events(const std::string& path, const CameraEventSink& s
   } else {
     throw CameraFileError(path, 6, "unsupported npy version " + std::to_string(magic[6]));
   }
-  if (header_len > (1u << 20)) throw CameraFileError(path, 8, "npy header too long");
+  if (header_len > r.remaining() || header_len > (1u << 20))
+    throw CameraFileError(path, 8,
+                          "npy header length " + std::to_string(header_len) + " exceeds the " +
+                              std::to_string(r.remaining()) + " bytes left in the file");
+  const std::uint64_t header_at = r.offset();
   std::string header(header_len, '\0');
   if (!r.read(header.data(), header_len, "npy header"))
     throw CameraFileError(path, r.offset(), "truncated npy header");
   if (header.find("'fortran_order': True") != std::string::npos)
-    throw CameraFileError(path, 10, "Fortran-ordered arrays are not supported");
-  // descr: [('x', '<i2'), ('y', '<i2'), ('p', '|b1'), ('t', '<i8')]
-  std::vector<Field> fields;
-  std::size_t pos = header.find("'descr'");
-  if (pos == std::string::npos || header.find('[', pos) == std::string::npos)
-    throw CameraFileError(path, 10, "expected a structured array with fields x, y, p, t");
-  pos = header.find('[', pos);
-  const std::size_t end = header.find(']', pos);
+    throw CameraFileError(path, header_at, "Fortran-ordered arrays are not supported");
+  NpyHeader parsed(header, path, header_at);
+  const std::vector<Field> fields = parsed.fields();
+  const std::uint64_t records = parsed.records();
   std::size_t record = 0;
-  while (true) {
-    const std::size_t open = header.find('(', pos);
-    if (open == std::string::npos || open > end) break;
-    const std::size_t close = header.find(')', open);
-    const std::string tuple = header.substr(open + 1, close - open - 1);
-    std::vector<std::string> parts;
-    for (std::size_t q = tuple.find('\''); q != std::string::npos; q = tuple.find('\'', q + 1)) {
-      const std::size_t q2 = tuple.find('\'', q + 1);
-      if (q2 == std::string::npos) break;
-      parts.push_back(tuple.substr(q + 1, q2 - q - 1));
-      q = q2;
-    }
-    if (parts.size() != 2 || parts[1].size() < 3)
-      throw CameraFileError(path, 10, "cannot read the field '" + tuple + "' of the npy dtype");
-    Field f;
-    f.name = parts[0];
-    f.big_endian = parts[1][0] == '>';
-    f.kind = parts[1][1];
-    f.size = std::atoi(parts[1].c_str() + 2);
-    if ((f.kind != 'i' && f.kind != 'u' && f.kind != 'b' && f.kind != 'f') || f.size < 1 ||
-        f.size > 8)
-      throw CameraFileError(path, 10, "unsupported type " + parts[1] + " for field " + f.name);
-    f.offset = record;
-    record += static_cast<std::size_t>(f.size);
-    fields.push_back(f);
-    pos = close + 1;
-  }
+  for (const auto& f : fields) record += static_cast<std::size_t>(f.size);
   auto find = [&](const char* n) -> const Field& {
     for (const auto& f : fields)
       if (f.name == n) return f;
-    throw CameraFileError(path, 10,
+    throw CameraFileError(path, header_at,
                           std::string("the npy dtype has no field '") + n + "' (need x, y, p, t)");
   };
   const Field &fx = find("x"), &fy = find("y"), &fp = find("p"), &ft = find("t");
@@ -131,14 +228,27 @@ CameraFileInfo read_npy_events(const std::string& path, const CameraEventSink& s
   detail::EventBatcher out(sink, info);
   std::vector<unsigned char> rec(record);
   std::int64_t last_t = INT64_MIN;
-  for (;;) {
+  std::uint64_t index = 0;
+  for (;; ++index) {
     const std::uint64_t at = r.offset();
     if (!r.read(rec.data(), record, "npy record")) break;
-    out.push(make_event(
-        field_value(rec.data(), fx, path, at), field_value(rec.data(), fy, path, at),
-        field_value(rec.data(), fp, path, at), field_value(rec.data(), ft, path, at), last_t,
-        [&](const std::string& what) { throw CameraFileError(path, at, what); }));
+    if (index == records)
+      throw CameraFileError(path, at,
+                            "data beyond the " + std::to_string(records) +
+                                " records the npy shape declares");
+    auto fail = [&](const std::string& what) {
+      throw CameraFileError(path, at, "record " + std::to_string(index) + ": " + what);
+    };
+    const std::int64_t t = field_value(rec.data(), ft, path, at, index);
+    if (!is_camera_time(t)) fail("time " + std::to_string(t) + " us outside [0, 2^53] us");
+    out.push(make_event(field_value(rec.data(), fx, path, at, index),
+                        field_value(rec.data(), fy, path, at, index),
+                        field_value(rec.data(), fp, path, at, index), t, last_t, fail));
   }
+  if (index != records)
+    throw CameraFileError(path, r.offset(),
+                          "the file holds " + std::to_string(index) + " records, its npy shape " +
+                              std::to_string(records));
   out.flush();
   return info;
 }
