@@ -29,7 +29,8 @@ inline constexpr std::uint64_t kMaxWindows = std::uint64_t{1} << 22;
 
 inline std::size_t pixels_of(const SensorSize& s, const char* what) {
   check_sensor(s, what);
-  const std::uint64_t n = static_cast<std::uint64_t>(s.width) * static_cast<std::uint64_t>(s.height);
+  const std::uint64_t n =
+      static_cast<std::uint64_t>(s.width) * static_cast<std::uint64_t>(s.height);
   if (n > kMaxPixels)
     throw std::invalid_argument(std::string(what) + ": a " + std::to_string(s.width) + "x" +
                                 std::to_string(s.height) + " sensor has more than 2^26 pixels");

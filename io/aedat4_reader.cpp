@@ -154,10 +154,11 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
       const std::string body =
           xml.substr(p, next == std::string::npos ? std::string::npos : next - p);
       long id = 0;
-      for (std::size_t q = p + 12; q < xml.size() && xml[q] >= '0' && xml[q] <= '9' && id < (1L << 31);
-           ++q)
+      for (std::size_t q = p + 12;
+           q < xml.size() && xml[q] >= '0' && xml[q] <= '9' && id < (1L << 31); ++q)
         id = id * 10 + (xml[q] - '0');
-      if (id >= (1L << 31)) throw CameraFileError(path, ioh_at, "IOHeader XML: stream id overflows");
+      if (id >= (1L << 31))
+        throw CameraFileError(path, ioh_at, "IOHeader XML: stream id overflows");
       if (body.find(">EVTS<") != std::string::npos) {
         event_streams.push_back(static_cast<int>(id));
         const std::string kx = "key=\"sizeX\" type=\"int\">", ky = "key=\"sizeY\" type=\"int\">";
@@ -182,8 +183,8 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
     if (size > r.remaining())
       throw CameraFileError(path, at,
                             "truncated AEDAT 4.0 packet: its size " + std::to_string(size) +
-                                " exceeds the " +
-                                std::to_string(r.remaining()) + " bytes left in the file");
+                                " exceeds the " + std::to_string(r.remaining()) +
+                                " bytes left in the file");
     packet.resize(size);
     if (size > 0 && !r.read(packet.data(), size, "AEDAT 4.0 packet"))
       throw CameraFileError(path, at + 8,

@@ -108,8 +108,8 @@ int source_side(const std::string& line, std::size_t& pos, const std::string& pa
     ++pos;
   }
   if (pos == digits || v < 1 || v > 0x8000)
-    throw CameraFileError(path, at, "#Source line with a sensor size outside 1..32768: '" + line +
-                                        "'");
+    throw CameraFileError(path, at,
+                          "#Source line with a sensor size outside 1..32768: '" + line + "'");
   return static_cast<int>(v);
 }
 
@@ -174,9 +174,9 @@ std::uint64_t check_packet(const PacketHeader& h, const BlockReader& r, std::uin
       h.valid > h.number || h.ts_offset < 0 || std::int64_t{h.ts_offset} + 4 > size ||
       h.overflow < 0) {
     std::ostringstream os;
-    os << "corrupt AEDAT 3.1 packet header (type " << h.type << ", size " << h.size
-       << ", offset " << h.ts_offset << ", capacity " << h.capacity << ", number " << h.number
-       << ", valid " << h.valid << ", overflow " << h.overflow << ")";
+    os << "corrupt AEDAT 3.1 packet header (type " << h.type << ", size " << h.size << ", offset "
+       << h.ts_offset << ", capacity " << h.capacity << ", number " << h.number << ", valid "
+       << h.valid << ", overflow " << h.overflow << ")";
     throw CameraFileError(r.path(), at, os.str());
   }
   return bytes;
@@ -196,9 +196,12 @@ CameraFileInfo read_aedat31(const std::string& path, const CameraEventSink& sink
   for (;;) {
     const std::uint64_t at = r.offset();
     if (!r.read(b, kPacketHeader, "AEDAT 3.1 packet header")) break;
-    const PacketHeader h{static_cast<std::int16_t>(detail::le16(b)), as_i32(detail::le32(b + 4)),
-                         as_i32(detail::le32(b + 8)),  as_i32(detail::le32(b + 12)),
-                         as_i32(detail::le32(b + 16)), as_i32(detail::le32(b + 20)),
+    const PacketHeader h{static_cast<std::int16_t>(detail::le16(b)),
+                         as_i32(detail::le32(b + 4)),
+                         as_i32(detail::le32(b + 8)),
+                         as_i32(detail::le32(b + 12)),
+                         as_i32(detail::le32(b + 16)),
+                         as_i32(detail::le32(b + 20)),
                          as_i32(detail::le32(b + 24))};
     if (h.type == kPolarityEvent && (h.size != 8 || h.ts_offset != 4))
       throw CameraFileError(path, at,
@@ -264,12 +267,12 @@ void write_aedat31(const std::string& path, const std::vector<CameraEvent>& even
     while (j < events.size() && j - i < packet_events && (events[j].t >> 31) == overflow) {
       const auto& e = events[j];
       if (!is_camera_time(e.t) || (j > 0 && e.t < events[j - 1].t))
-        throw std::invalid_argument(path + ": write_aedat31: event " + std::to_string(j) +
-                                    " at " + std::to_string(e.t) +
+        throw std::invalid_argument(path + ": write_aedat31: event " + std::to_string(j) + " at " +
+                                    std::to_string(e.t) +
                                     " us: times must be sorted and in [0, 2^53] us");
       if (e.x >= sensor.width || e.y >= sensor.height || e.p > 1)
-        throw std::invalid_argument(path + ": write_aedat31: event " + std::to_string(j) +
-                                    " at (" + std::to_string(e.x) + ", " + std::to_string(e.y) +
+        throw std::invalid_argument(path + ": write_aedat31: event " + std::to_string(j) + " at (" +
+                                    std::to_string(e.x) + ", " + std::to_string(e.y) +
                                     ") does not fit the " + std::to_string(sensor.width) + "x" +
                                     std::to_string(sensor.height) + " sensor");
       ++j;

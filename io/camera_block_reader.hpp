@@ -46,16 +46,14 @@ class BlockReader {
     while (peek() == marker && !(last && !lines.empty() && lines.back() == last)) {
       const std::uint64_t start = offset_;
       if (start > kMaxHeaderBytes)
-        throw CameraFileError(path_, start,
-                              "text header longer than " + std::to_string(kMaxHeaderBytes) +
-                                  " bytes");
+        throw CameraFileError(
+            path_, start, "text header longer than " + std::to_string(kMaxHeaderBytes) + " bytes");
       std::string line;
       int c;
       while ((c = get()) >= 0 && c != '\n') {
         if (line.size() == kMaxHeaderLine)
-          throw CameraFileError(path_, start,
-                                "header line longer than " + std::to_string(kMaxHeaderLine) +
-                                    " bytes");
+          throw CameraFileError(
+              path_, start, "header line longer than " + std::to_string(kMaxHeaderLine) + " bytes");
         line.push_back(static_cast<char>(c));
       }
       if (c < 0) throw CameraFileError(path_, offset_, "file ends inside the text header");

@@ -30,8 +30,8 @@ std::int64_t field_value(const unsigned char* rec, const Field& f, const std::st
     b[k] = rec[f.offset + static_cast<std::size_t>(f.big_endian ? f.size - 1 - k : k)];
   auto fail = [&](const std::string& value) {
     throw CameraFileError(path, at,
-                          "record " + std::to_string(index) + ": field '" + f.name + "' = " +
-                              value + " is not a whole number in the int64 range");
+                          "record " + std::to_string(index) + ": field '" + f.name +
+                              "' = " + value + " is not a whole number in the int64 range");
   };
   if (f.kind == 'f') {
     double v = 0;
@@ -78,8 +78,9 @@ CameraEvent make_event(std::int64_t x, std::int64_t y, std::int64_t p, std::int6
 // 'shape': (N,), }". Parsed with bounds on every search, each step moving forward.
 class NpyHeader {
  public:
+  // The dict ends at the header's newline; the padding after it is not part of it.
   NpyHeader(const std::string& text, const std::string& path, std::uint64_t at)
-      : text_(text), path_(path), at_(at) {}
+      : text_(text.substr(0, text.find('\n'))), path_(path), at_(at) {}
 
   std::vector<Field> fields() {
     const std::size_t key = text_.find("'descr'");
@@ -168,16 +169,17 @@ class NpyHeader {
     const bool sized = type.size() == 3 && type[2] >= '1' && type[2] <= '8';
     const char kind = type.size() > 1 ? type[1] : 0;
     const int size = sized ? type[2] - '0' : 0;
-    const bool ok = sized && (type[0] == '<' || type[0] == '>' || type[0] == '|' || type[0] == '=') &&
-                    (((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
-                     (kind == 'b' && size == 1) || (kind == 'f' && (size == 4 || size == 8)));
+    const bool ok =
+        sized && (type[0] == '<' || type[0] == '>' || type[0] == '|' || type[0] == '=') &&
+        (((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
+         (kind == 'b' && size == 1) || (kind == 'f' && (size == 4 || size == 8)));
     if (!ok) fail(0, "type '" + type + "' of field '" + f.name + "' is not supported");
     f.kind = kind;
     f.size = size;
     f.big_endian = type[0] == '>';
   }
 
-  const std::string& text_;
+  const std::string text_;
   const std::string& path_;
   std::uint64_t at_;
 };
@@ -233,9 +235,9 @@ CameraFileInfo read_npy_events(const std::string& path, const CameraEventSink& s
     const std::uint64_t at = r.offset();
     if (!r.read(rec.data(), record, "npy record")) break;
     if (index == records)
-      throw CameraFileError(path, at,
-                            "data beyond the " + std::to_string(records) +
-                                " records the npy shape declares");
+      throw CameraFileError(
+          path, at,
+          "data beyond the " + std::to_string(records) + " records the npy shape declares");
     auto fail = [&](const std::string& what) {
       throw CameraFileError(path, at, "record " + std::to_string(index) + ": " + what);
     };

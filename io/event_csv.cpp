@@ -1,8 +1,8 @@
 #include "io/event_csv.hpp"
 
 #include <cctype>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -36,8 +36,8 @@ std::vector<std::string> split_fields(const std::string& line) {
 // A header is recognised by its exact column names: a time (t, t_ms, time, time_ms), channel,
 // and optionally value. Anything else on the first line is data.
 bool is_header(const std::vector<std::string>& f) {
-  const bool time = !f.empty() && (f[0] == "t" || f[0] == "t_ms" || f[0] == "time" ||
-                                   f[0] == "time_ms");
+  const bool time =
+      !f.empty() && (f[0] == "t" || f[0] == "t_ms" || f[0] == "time" || f[0] == "time_ms");
   return time && (f.size() == 2 || f.size() == 3) && f[1] == "channel" &&
          (f.size() == 2 || f[2] == "value");
 }

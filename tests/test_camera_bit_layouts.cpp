@@ -42,21 +42,21 @@ TEST(CameraBitLayouts, Aedat2Dvs128FollowsJaer) {
     be(f, addr, 4);
     be(f, t, 4);
   };
-  rec(0x0000, 10);  // x' 0, y 0, raw pol 0          -> x 127, y 0,   ON
-  rec(0x0001, 20);  // raw pol 1                     -> x 127, y 0,   OFF
-  rec(0x7FFE, 30);  // x' 127, y 127, raw pol 0      -> x 0,   y 127, ON
-  rec(0x8000, 35);  // bit 15: special, skipped
-  rec(0x2A15, 40);  // y 0x2A = 42, x' 0x0A = 10, pol 1 -> x 117, y 42, OFF
+  rec(0x0000, 10);                // x' 0, y 0, raw pol 0          -> x 127, y 0,   ON
+  rec(0x0001, 20);                // raw pol 1                     -> x 127, y 0,   OFF
+  rec(0x7FFE, 30);                // x' 127, y 127, raw pol 0      -> x 0,   y 127, ON
+  rec(0x8000, 35);                // bit 15: special, skipped
+  rec(0x2A15, 40);                // y 0x2A = 42, x' 0x0A = 10, pol 1 -> x 117, y 42, OFF
   rec(0x80000000u | 0x0102, 45);  // bit 31: special, skipped
-  rec(0x0102, 50);  // y 1, x' 1, pol 0              -> x 126, y 1,   ON
+  rec(0x0102, 50);                // y 1, x' 1, pol 0              -> x 126, y 1,   ON
   const auto r = egret::read_camera_recording(write("dvs128.aedat", f));
   EXPECT_EQ(r.sensor.width, 128);
   EXPECT_EQ(r.sensor.height, 128);
   const std::vector<CameraEvent> expected = {
       {10, 127, 0, 1}, {20, 127, 0, 0}, {30, 0, 127, 1}, {40, 117, 42, 0}, {50, 126, 1, 1}};
   EXPECT_EQ(r.events, expected);
-  const auto info = egret::read_camera_file(write("dvs128.aedat", f),
-                                            [](const CameraEvent*, std::size_t) {});
+  const auto info =
+      egret::read_camera_file(write("dvs128.aedat", f), [](const CameraEvent*, std::size_t) {});
   EXPECT_EQ(info.skipped, 2u);
   EXPECT_EQ(info.events, 5u);
 }
@@ -73,11 +73,11 @@ TEST(CameraBitLayouts, Aedat2DavisFollowsJaer) {
   auto dvs = [](std::uint32_t y, std::uint32_t xr, std::uint32_t pol) {
     return (y << 22) | (xr << 12) | (pol << 11);
   };
-  rec(dvs(0, 0, 1), 5);            // -> x 345, y 0, ON
-  rec(dvs(259, 345, 0), 6);        // -> x 0, y 259, OFF
+  rec(dvs(0, 0, 1), 5);                // -> x 345, y 0, ON
+  rec(dvs(259, 345, 0), 6);            // -> x 0, y 259, OFF
   rec(0x80000000u | dvs(3, 4, 0), 7);  // APS sample: skipped
   rec(dvs(5, 6, 0) | (1u << 10), 8);   // external input (bits 10-11 = 01): skipped
-  rec(dvs(100, 200, 1), 9);        // -> x 145, y 100, ON
+  rec(dvs(100, 200, 1), 9);            // -> x 145, y 100, ON
   const auto r = egret::read_camera_recording(write("davis.aedat", f));
   EXPECT_EQ(r.sensor.width, 346);
   EXPECT_EQ(r.sensor.height, 260);
@@ -88,7 +88,8 @@ TEST(CameraBitLayouts, Aedat2DavisFollowsJaer) {
   const std::size_t at = bad.size();
   be(bad, dvs(0, 400, 1), 4);
   be(bad, 1, 4);
-  const std::string e = error_of([&] { egret::read_camera_recording(write("davis_bad.aedat", bad)); });
+  const std::string e =
+      error_of([&] { egret::read_camera_recording(write("davis_bad.aedat", bad)); });
   EXPECT_NE(e.find("byte " + std::to_string(at) + ": DAVIS address with x 400"), std::string::npos)
       << e;
 }
@@ -103,12 +104,12 @@ TEST(CameraBitLayouts, Evt2) {
   auto cd = [](std::uint32_t type, std::uint32_t low, std::uint32_t x, std::uint32_t y) {
     return (type << 28) | (low << 22) | (x << 11) | y;
   };
-  word(0x80000000u | 1000);      // time high 1000 -> base 64000
-  word(cd(1, 5, 1279, 719));     // t 64005, ON, x 1279, y 719
-  word(cd(0, 63, 0, 0));         // t 64063, OFF
-  word(0xA0000000u);             // trigger: skipped
+  word(0x80000000u | 1000);        // time high 1000 -> base 64000
+  word(cd(1, 5, 1279, 719));       // t 64005, ON, x 1279, y 719
+  word(cd(0, 63, 0, 0));           // t 64063, OFF
+  word(0xA0000000u);               // trigger: skipped
   word(0x80000000u | 0x0FFFFFFF);  // time high 2^28 - 1
-  word(cd(1, 1, 7, 9));          // t (2^28 - 1) * 64 + 1
+  word(cd(1, 1, 7, 9));            // t (2^28 - 1) * 64 + 1
   const auto r = egret::read_camera_recording(write("evt2.raw", f));
   EXPECT_EQ(r.sensor.width, 1280);
   EXPECT_EQ(r.sensor.height, 720);
@@ -125,15 +126,15 @@ TEST(CameraBitLayouts, Evt2) {
 TEST(CameraBitLayouts, Evt3) {
   std::string f = "% evt 3.0\n% format EVT3;height=480;width=640\n";
   auto word = [&](std::uint16_t w) { le(f, w, 2); };
-  word(0x8003);  // time high 3
-  word(0x6005);  // time low 5: t = 3 * 4096 + 5 = 12293
-  word(0x0011);  // y 17
-  word(0x2800 | 100);  // x 100, ON
-  word(0x3000 | 200);  // base x 200, OFF
+  word(0x8003);          // time high 3
+  word(0x6005);          // time low 5: t = 3 * 4096 + 5 = 12293
+  word(0x0011);          // y 17
+  word(0x2800 | 100);    // x 100, ON
+  word(0x3000 | 200);    // base x 200, OFF
   word(0x4000 | 0x805);  // VECT_12 mask bits 0, 2, 11: x 200, 202, 211; base -> 212
   word(0x5000 | 0x81);   // VECT_8 mask bits 0, 7: x 212, 219
-  word(0x6010);  // time low 16: t = 12304
-  word(0x2000 | 639);  // x 639, OFF (polarity bit 11 clear)
+  word(0x6010);          // time low 16: t = 12304
+  word(0x2000 | 639);    // x 639, OFF (polarity bit 11 clear)
   const auto r = egret::read_camera_recording(write("evt3.raw", f));
   EXPECT_EQ(r.sensor.width, 640);
   EXPECT_EQ(r.sensor.height, 480);
@@ -145,8 +146,9 @@ TEST(CameraBitLayouts, Evt3) {
   std::string bad = "% evt 3.0\n";
   le(bad, 0x3000 | 2040, 2);
   le(bad, 0x4000 | 0x800, 2);  // bit 11: x 2051
-  EXPECT_NE(error_of([&] { egret::read_camera_recording(write("evt3_bad.raw", bad)); })
-                .find("vector event beyond x = 2047"),
+  EXPECT_NE(error_of([&] {
+              egret::read_camera_recording(write("evt3_bad.raw", bad));
+            }).find("vector event beyond x = 2047"),
             std::string::npos);
 }
 
@@ -229,10 +231,10 @@ class Aedat4File {
     le(h, 4, 2);
     le(h, 0, 2);
     le(h, 8, 2);
-    le(h, 0, 2);           // padding to 20
-    le(h, 20 - 8, 4);      // table: offset back to its vtable
+    le(h, 0, 2);                                        // padding to 20
+    le(h, 20 - 8, 4);                                   // table: offset back to its vtable
     le(h, static_cast<std::uint32_t>(compression), 4);  // field 0 at 24
-    le(h, 4, 4);           // field 2 at 28: the string starts 4 bytes on, at 32
+    le(h, 4, 4);  // field 2 at 28: the string starts 4 bytes on, at 32
     le(h, xml.size(), 4);
     h += xml;
     bytes_ = "#!AER-DAT4.0\r\n";
@@ -285,7 +287,8 @@ class Aedat4File {
 };
 
 TEST(CameraBitLayouts, Aedat4EventPackets) {
-  const std::vector<CameraEvent> a = {{1700000000000000LL, 345, 259, 1}, {1700000000000007LL, 0, 3, 0}};
+  const std::vector<CameraEvent> a = {{1700000000000000LL, 345, 259, 1},
+                                      {1700000000000007LL, 0, 3, 0}};
   const std::vector<CameraEvent> b = {{1700000000000100LL, 17, 18, 1}};
   for (int compression : {0, 1}) {
     Aedat4File f(compression);
@@ -305,7 +308,8 @@ TEST(CameraBitLayouts, Aedat4Lz4BombsAndEmptyTablesAreRefused) {
   Aedat4File padded(1);
   padded.packet(Aedat4File::events_buffer({{5, 1, 2, 1}, {6, 3, 4, 0}}, 10'000'000));
   ASSERT_LT(padded.bytes().size(), 100'000u);
-  std::string e = error_of([&] { egret::read_camera_recording(write("pad.aedat4", padded.bytes())); });
+  std::string e =
+      error_of([&] { egret::read_camera_recording(write("pad.aedat4", padded.bytes())); });
   EXPECT_NE(e.find("holds 2 events, which need only 60"), std::string::npos) << e;
   // 100 MB of zeros: refused at the 64 MiB cap while decompressing.
   Aedat4File bomb(1);

@@ -10,6 +10,7 @@
 #include "events/camera_transforms.hpp"
 #include "io/camera_readers.hpp"
 #include "io/event_csv.hpp"
+#include "io/frame_files.hpp"
 #include "tests/test_support.hpp"
 
 namespace {
@@ -18,7 +19,8 @@ namespace fs = std::filesystem;
 using egret::testing::error_of;
 
 std::string corpus(const std::string& name) {
-  const fs::path p = fs::path(EGRET_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / "regressions" / name;
+  const fs::path p =
+      fs::path(EGRET_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / "regressions" / name;
   if (!fs::exists(p)) ADD_FAILURE() << "corpus file missing: " << p;
   return p.string();
 }
@@ -82,7 +84,8 @@ std::string scratch(const std::string& name, const std::string& text) {
 
 TEST(UntrustedInputs, EventsCsvHeaderIsRecognisedByItsColumnNames) {
   // Recognised headers are skipped; the data after them is read.
-  for (const char* header : {"t,channel,value", "t_ms,channel,value", "time_ms,channel", "t,channel"}) {
+  for (const char* header :
+       {"t,channel,value", "t_ms,channel,value", "time_ms,channel", "t,channel"}) {
     const std::string p = scratch("h.csv", std::string(header) + "\n1.5,1,2\n");
     const auto s = egret::read_input_events_csv(p, 2);
     ASSERT_EQ(s.size(), 1u) << header;
@@ -92,27 +95,65 @@ TEST(UntrustedInputs, EventsCsvHeaderIsRecognisedByItsColumnNames) {
   }
   // Anything else on the first line is data, and refused when it is not valid data.
   const std::string inf = scratch("inf.csv", "inf,0\n2,1\n");
-  EXPECT_NE(error_of([&] { egret::read_input_events_csv(inf, 2); }).find("inf.csv:1: time is not finite"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { egret::read_input_events_csv(inf, 2); }).find("inf.csv:1: time is not finite"),
+      std::string::npos);
   const std::string words = scratch("words.csv", "time,chan\n2,1\n");
-  EXPECT_NE(error_of([&] { egret::read_input_events_csv(words, 2); }).find("words.csv:1: time is not a number"),
+  EXPECT_NE(error_of([&] {
+              egret::read_input_events_csv(words, 2);
+            }).find("words.csv:1: time is not a number"),
             std::string::npos);
   const std::string value = scratch("value.csv", "1,0,nan\n");
-  EXPECT_NE(error_of([&] { egret::read_input_events_csv(value, 2); }).find("value.csv:1: value is not finite"),
+  EXPECT_NE(error_of([&] {
+              egret::read_input_events_csv(value, 2);
+            }).find("value.csv:1: value is not finite"),
             std::string::npos);
   const std::string channel = scratch("channel.csv", "1,99999999999999999999\n");
-  EXPECT_NE(error_of([&] { egret::read_input_events_csv(channel, 2); })
-                .find("channel.csv:1: channel is not an integer"),
+  EXPECT_NE(error_of([&] {
+              egret::read_input_events_csv(channel, 2);
+            }).find("channel.csv:1: channel is not an integer"),
             std::string::npos);
   // A header anywhere but the first data line is data (and not a number).
   const std::string late = scratch("late.csv", "1,0\nt,channel\n");
-  EXPECT_NE(error_of([&] { egret::read_input_events_csv(late, 2); }).find("late.csv:2: time is not a number"),
+  EXPECT_NE(error_of([&] {
+              egret::read_input_events_csv(late, 2);
+            }).find("late.csv:2: time is not a number"),
             std::string::npos);
   // A line longer than 4096 bytes is refused, not read into memory.
   const std::string long_line = scratch("long.csv", "1," + std::string(5000, '0') + "\n");
-  EXPECT_NE(error_of([&] { egret::read_input_events_csv(long_line, 2); })
-                .find("long.csv:1: line longer than 4096 bytes"),
+  EXPECT_NE(error_of([&] {
+              egret::read_input_events_csv(long_line, 2);
+            }).find("long.csv:1: line longer than 4096 bytes"),
             std::string::npos);
+}
+
+TEST(UntrustedInputs, FrameListsAreStrict) {
+  auto error_for = [](const std::string& text) {
+    const std::string p = scratch("images.txt", text);
+    return error_of([&] { egret::read_frame_list(p); });
+  };
+  EXPECT_NE(error_for("nan a.png\n").find("images.txt:1: time is not a number of seconds"),
+            std::string::npos);
+  EXPECT_NE(error_for("0 a.png\ninf b.png\n").find("images.txt:2: time is not a number"),
+            std::string::npos);
+  EXPECT_NE(error_for("-1 a.png\n").find("images.txt:1: time is not a number"), std::string::npos);
+  EXPECT_NE(error_for("1e10 a.png\n").find("images.txt:1: time is not a number"),
+            std::string::npos);  // 1e16 us: beyond 2^53 us
+  EXPECT_NE(error_for("0.5x a.png\n").find("images.txt:1: time is not a number"),
+            std::string::npos);
+  EXPECT_NE(error_for("0.5 a.png extra\n").find("images.txt:1: expected '<seconds> <image path>'"),
+            std::string::npos);
+  EXPECT_NE(error_for("0.5\n").find("images.txt:1: expected '<seconds> <image path>'"),
+            std::string::npos);
+  EXPECT_NE(error_for("0 " + std::string(5000, 'a') + "\n").find("line longer than 4096 bytes"),
+            std::string::npos);
+  const std::string ok =
+      scratch("images.txt", "# comment\n0.000000000 images/a.png\r\n0.5\tb.png\n");
+  const auto list = egret::read_frame_list(ok);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].time_s, 0.0);
+  EXPECT_EQ(list[1].time_s, 0.5);
+  EXPECT_EQ(fs::path(list[1].path).filename(), "b.png");
 }
 
 }  // namespace
