@@ -5,6 +5,7 @@
 // triggers) are skipped and counted. The flatbuffers are read by hand with bounds checks.
 #include <lz4frame.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -170,6 +171,7 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
       p = next;
     }
   }
+  std::sort(event_streams.begin(), event_streams.end());  // looked up once per packet
   info.header_bytes = r.offset();
   detail::EventBatcher out(sink, info);
   std::vector<unsigned char> packet;
@@ -185,16 +187,20 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
                             "truncated AEDAT 4.0 packet: its size " + std::to_string(size) +
                                 " exceeds the " + std::to_string(r.remaining()) +
                                 " bytes left in the file");
+    // Other streams (frames, IMU, triggers) are skipped in bounded steps, never allocated.
+    if (!std::binary_search(event_streams.begin(), event_streams.end(), stream)) {
+      r.skip(size, "AEDAT 4.0 packet");
+      ++info.skipped;
+      continue;
+    }
+    if (size > kMaxDecompressedPacket)
+      throw CameraFileError(
+          path, at,
+          "event packet of " + std::to_string(size) + " bytes beyond the 64 MiB cap of a packet");
     packet.resize(size);
     if (size > 0 && !r.read(packet.data(), size, "AEDAT 4.0 packet"))
       throw CameraFileError(path, at + 8,
                             "file ends before the packet's " + std::to_string(size) + " bytes");
-    bool is_events = false;
-    for (int s : event_streams) is_events = is_events || s == stream;
-    if (!is_events) {
-      ++info.skipped;
-      continue;
-    }
     // Uncompressed packets are read in place; compressed ones from their decompressed copy.
     std::vector<unsigned char> decompressed;
     if (compression != 0) decompressed = lz4_decompress(packet, path, at + 8);

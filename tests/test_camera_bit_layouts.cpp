@@ -279,6 +279,12 @@ class Aedat4File {
     le(bytes_, data.size(), 4);
     bytes_ += data;
   }
+  // A packet of another stream (not described as EVTS): skipped and counted.
+  void other_stream_packet(std::int32_t stream, std::size_t size) {
+    le(bytes_, static_cast<std::uint32_t>(stream), 4);
+    le(bytes_, size, 4);
+    bytes_.append(size, '\x5A');
+  }
   const std::string& bytes() const { return bytes_; }
 
  private:
@@ -293,7 +299,11 @@ TEST(CameraBitLayouts, Aedat4EventPackets) {
   for (int compression : {0, 1}) {
     Aedat4File f(compression);
     f.packet(Aedat4File::events_buffer(a, 0));
+    f.other_stream_packet(7, 1000);
     f.packet(Aedat4File::events_buffer(b, 8));  // alignment padding is allowed
+    const auto info = egret::read_camera_file(write("events.aedat4", f.bytes()),
+                                              [](const CameraEvent*, std::size_t) {});
+    EXPECT_EQ(info.skipped, 1u);
     const auto r = egret::read_camera_recording(write("events.aedat4", f.bytes()));
     EXPECT_EQ(r.sensor.width, 346);
     EXPECT_EQ(r.sensor.height, 260);
