@@ -144,7 +144,7 @@ void bind_camera(py::module_& m) {
         return out;
       },
       py::arg("events"), py::arg("length"), py::arg("overlap") = 0,
-      "Consecutive time windows of `length` us (tonic SliceByTime).");
+      "Consecutive time windows of `length` us (tonic SliceByTime); at most 2^22 windows.");
   m.def(
       "denoise",
       [](const py::object& e, std::pair<int, int> s, std::int64_t filter_time) {
@@ -195,7 +195,8 @@ void bind_camera(py::module_& m) {
         return a;
       },
       py::arg("events"), py::arg("sensor_size"), py::arg("bin_length"), py::arg("polarities") = 2,
-      "Event counts per (bin, polarity, y, x) (tonic ToFrame with a time window).");
+      "Event counts per (bin, polarity, y, x) (tonic ToFrame with a time window). Refused (with "
+      "the counts) beyond 2^28 counts (1 GiB) before anything is allocated.");
   m.def(
       "to_input",
       [](const py::object& e, std::pair<int, int> s, std::int64_t bin_length,
