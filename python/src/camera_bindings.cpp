@@ -37,6 +37,16 @@ std::vector<std::int64_t> field(const py::array& a, const char* name, const char
   if (kind != 'i' && kind != 'u' && kind != 'b')
     throw std::invalid_argument(std::string(what) + ": field '" + name +
                                 "' must have an integer or bool dtype");
+  if (kind == 'u' &&
+      column.dtype().itemsize() == 8) {  // uint64 above 2^63 - 1: refused, not wrapped
+    using U64 = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>;
+    const U64 u = py::cast<U64>(column);
+    for (py::ssize_t i = 0; i < u.shape(0); ++i)
+      if (u.data()[i] > static_cast<std::uint64_t>(INT64_MAX))
+        throw std::invalid_argument(std::string(what) + ": event " + std::to_string(i) +
+                                    " has field '" + name + "' = " + std::to_string(u.data()[i]) +
+                                    ", beyond the int64 range");
+  }
   const I64 v = py::cast<I64>(column);
   return {v.data(), v.data() + v.shape(0)};
 }

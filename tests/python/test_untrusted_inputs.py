@@ -114,3 +114,14 @@ def test_npy_times_beyond_the_camera_range_and_uint64_max_are_refused(tmp_path):
     save_events(path, [0, 2**53], "<i8")
     ev, _ = egret.read_events(str(path))
     assert list(ev["t"]) == [0, 2**53]
+
+
+def test_uint64_fields_beyond_int64_are_refused_not_wrapped():
+    # 2^64 - 1 once wrapped to -1, which was accepted as polarity OFF.
+    ev = np.zeros(2, dtype=[("x", "<u8"), ("y", "<u8"), ("p", "<u8"), ("t", "<u8")])
+    ev["t"] = [0, 1]
+    ev["p"] = [1, 2**64 - 1]
+    with pytest.raises(ValueError, match="event 1 has field 'p' = 18446744073709551615"):
+        egret.as_camera_events(ev)
+    ev["p"] = [1, 0]
+    assert list(egret.as_camera_events(ev)["p"]) == [1, 0]
