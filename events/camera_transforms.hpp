@@ -64,6 +64,9 @@ inline std::vector<std::vector<CameraEvent>> slice_by_time(const std::vector<Cam
     throw std::invalid_argument("slice_by_time: need length > 0 and 0 <= overlap < length");
   std::vector<std::vector<CameraEvent>> out;
   if (events.empty()) return out;
+  for (std::size_t i = 1; i < events.size(); ++i)
+    if (events[i].t < events[i - 1].t)
+      throw std::invalid_argument("slice_by_time: events must be sorted by time");
   const std::int64_t t0 = events.front().t, stride = length - overlap;
   const std::uint64_t windows = detail::steps_between(t0, events.back().t, stride, "slice_by_time");
   if (windows > detail::kMaxWindows)
