@@ -288,11 +288,13 @@ int run_inspect(const Args& args) {
     char sig[4] = {0};
     in.read(sig, 4);
     const bool hdf5 = in.gcount() == 4 && std::string(sig + 1, 3) == "HDF";
-    if (hdf5) {
-      const egret::h5::Id file = egret::h5::open_file_read(path);
-      if (!egret::h5::has_attribute(file.get(), "egret_format") &&
-          egret::h5::exists(file.get(), "events"))
-        return inspect_camera_file(path);
+    if (hdf5) {  // the classification touches the file through libhdf5: validated first
+      const bool event_array = egret::h5::read_untrusted(path, [&] {
+        const egret::h5::Id file = egret::h5::open_file_read(path);
+        return !egret::h5::has_attribute(file.get(), "egret_format") &&
+               egret::h5::exists(file.get(), "events");
+      });
+      if (event_array) return inspect_camera_file(path);
     } else if (!ends_with(path, ".h5") && !ends_with(path, ".hdf5")) {
       return inspect_camera_file(path);
     }
