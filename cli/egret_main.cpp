@@ -5,9 +5,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -370,8 +370,8 @@ void check_output_directory(const std::string& dir, const std::string& what) {
       (fs::path(dir) / (".egret-write-test-" + std::to_string(::getpid()))).string();
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
-    throw std::runtime_error(what + " " + dir + ": cannot create files in it: " +
-                             std::strerror(errno));
+    throw std::runtime_error(what + " " + dir +
+                             ": cannot create files in it: " + std::strerror(errno));
   ::close(fd);
   ::unlink(probe.c_str());
 }

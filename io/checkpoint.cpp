@@ -28,7 +28,9 @@ void write_eigen(hid_t g, const std::string& name, const M& m) {
                      static_cast<std::size_t>(m.cols()));
 }
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error(what);
+}
 
 // ---- Integrity: CRC-64 per dataset and attribute ----------------------------------------------
 //
@@ -202,8 +204,8 @@ void write_integrity(hid_t f, const std::string& path) {
   const std::string table = integrity_table(items);
   h5::write_fixed_string_attribute(f, kIntegrityTable, table);
   h5::write_fixed_string_attribute(
-      f, kIntegrityTableCrc, hex64(crc64_update(~std::uint64_t{0}, table.data(), table.size()) ^
-                                   ~std::uint64_t{0}));
+      f, kIntegrityTableCrc,
+      hex64(crc64_update(~std::uint64_t{0}, table.data(), table.size()) ^ ~std::uint64_t{0}));
 }
 
 // Refuses a checkpoint any of whose datasets or attributes differs from its checksum, naming it.
@@ -236,14 +238,19 @@ void verify_integrity(hid_t f, const std::string& path) {
       fail(path + ": " + item + " is damaged (its CRC-64 does not match the integrity table)");
   }
   for (const auto& [item, crc] : listed)
-    if (!items.count(item)) fail(path + ": " + item + " is missing (listed in the integrity table)");
+    if (!items.count(item))
+      fail(path + ": " + item + " is missing (listed in the integrity table)");
 }
 
 Checkpoint read_checkpoint_contents(const std::string& path) {
   h5::Id file = h5::open_file_read(path);
   const hid_t f = file.get();
-  if (!h5::has_attribute(f, "egret_format") ||
-      h5::read_string_attribute(f, "egret_format", path) != "egret-checkpoint")
+  if (!h5::has_attribute(f, "egret_format"))
+    throw std::runtime_error(path + ": not an egret checkpoint");
+  // The checksums first: a damaged egret_format or version is named as damaged.
+  const bool has_integrity = h5::has_attribute(f, kIntegrityTable);
+  if (has_integrity) verify_integrity(f, path);
+  if (h5::read_string_attribute(f, "egret_format", path) != "egret-checkpoint")
     throw std::runtime_error(path + ": not an egret checkpoint");
   const std::int64_t version = h5::read_int_attribute(f, "egret_format_version", path);
   if (version == 1)
@@ -253,7 +260,7 @@ Checkpoint read_checkpoint_contents(const std::string& path) {
                              std::to_string(kCheckpointVersion));
   if (version != kCheckpointVersion)
     throw std::runtime_error(path + ": unsupported checkpoint version " + std::to_string(version));
-  verify_integrity(f, path);
+  if (!has_integrity) verify_integrity(f, path);  // names the missing table
   Checkpoint c;
   const std::int64_t epoch = h5::read_int_attribute(f, "epoch", path);
   if (epoch < 0 || epoch > INT32_MAX)

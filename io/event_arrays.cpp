@@ -266,7 +266,8 @@ CameraFileInfo read_hdf5_events_contents(const std::string& path, const CameraEv
         throw std::runtime_error(where + " has no field '" + names[k] + "' (need x, y, p, t)");
       h5::Id mtype(H5Tget_member_type(ftype.get(), static_cast<unsigned>(idx)));
       if (!mtype.valid()) throw std::runtime_error(where + ": field '" + names[k] + "' unreadable");
-      kind[k] = h5::numeric_kind(mtype.get(), where + ": field '" + names[k] + "'") == 'f' ? 'f' : 'i';
+      kind[k] =
+          h5::numeric_kind(mtype.get(), where + ": field '" + names[k] + "'") == 'f' ? 'f' : 'i';
       H5Tinsert(mem.get(), names[k], HOFFSET(Rec, v) + k * sizeof(Slot),
                 kind[k] == 'f' ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64);
     }
@@ -296,9 +297,8 @@ CameraFileInfo read_hdf5_events_contents(const std::string& path, const CameraEv
 // Validated in a child process first (io/hdf5.hpp): the child reads every event with a sink
 // that drops them.
 CameraFileInfo read_hdf5_events(const std::string& path, const CameraEventSink& sink) {
-  h5::validate_in_child(path, [&] {
-    (void)read_hdf5_events_contents(path, [](const CameraEvent*, std::size_t) {});
-  });
+  h5::validate_in_child(
+      path, [&] { (void)read_hdf5_events_contents(path, [](const CameraEvent*, std::size_t) {}); });
   return read_hdf5_events_contents(path, sink);
 }
 

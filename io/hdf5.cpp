@@ -89,8 +89,7 @@ std::vector<T> read_1d(hid_t parent, const std::string& name, const std::string&
   if (dims.size() != 1) fail(at + ": not one-dimensional");
   std::vector<T> out(static_cast<std::size_t>(dims[0]));
   Id dxpl = strict_transfer_plist();
-  if (!out.empty() &&
-      H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, dxpl.get(), out.data()) < 0)
+  if (!out.empty() && H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, dxpl.get(), out.data()) < 0)
     fail(at + ": cannot read the data (corrupt, failed checksum, or a value out of range)");
   return out;
 }
@@ -160,9 +159,8 @@ std::uint64_t max_expansion(hid_t dcpl, const std::string& where) {
     std::size_t nvalues = 0;
     unsigned filter_config = 0;
     char name[64] = {0};
-    const H5Z_filter_t id =
-        H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &nvalues, nullptr, sizeof name,
-                       name, &filter_config);
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &nvalues,
+                                           nullptr, sizeof name, name, &filter_config);
     if (id == H5Z_FILTER_DEFLATE)
       ratio = kMaxCompressionRatio;
     else if (id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32)
@@ -190,8 +188,7 @@ std::vector<hsize_t> checked_extent(hid_t dset, std::size_t mem_element_size,
   if (file_element == 0) fail(where + ": datatype of size 0");
   std::uint64_t count = 1, file_bytes = 0, mem_bytes = 0;
   for (hsize_t d : dims)
-    if (__builtin_mul_overflow(count, d, &count))
-      fail(where + ": the dimensions overflow 64 bits");
+    if (__builtin_mul_overflow(count, d, &count)) fail(where + ": the dimensions overflow 64 bits");
   if (__builtin_mul_overflow(count, file_element, &file_bytes) ||
       __builtin_mul_overflow(count, mem_element_size, &mem_bytes) || mem_bytes > SIZE_MAX / 2)
     fail(where + ": " + std::to_string(count) + " elements do not fit in memory");
@@ -249,9 +246,7 @@ Id strict_transfer_plist() {
   return dxpl;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void Id::reset() {
   if (id_ < 0) return;
@@ -308,7 +303,8 @@ Id create_group(hid_t parent, const std::string& name) {
 Id open_group(hid_t parent, const std::string& name, const std::string& file) {
   QuietErrors quiet;
   if (!exists(parent, name)) fail(file + ": missing group '" + name + "'");
-  const std::string where = file + ":" + object_name(parent) + (object_name(parent) == "/" ? "" : "/") + name;
+  const std::string where =
+      file + ":" + object_name(parent) + (object_name(parent) == "/" ? "" : "/") + name;
   if (object_type(parent, name, where) != H5O_TYPE_GROUP) fail(where + ": not a group");
   return check(H5Gopen2(parent, name.c_str(), H5P_DEFAULT), where + ": cannot open the group");
 }
@@ -328,8 +324,9 @@ H5O_type_t object_type(hid_t parent, const std::string& name, const std::string&
           H5Lget_info(parent, path.c_str(), &link, H5P_DEFAULT) < 0)
         fail(where + ": missing");
       if (link.type != H5L_TYPE_HARD && link.type != H5L_TYPE_SOFT)
-        fail(where + ": an external or user-defined link (egret follows only links inside the "
-                     "file)");
+        fail(where +
+             ": an external or user-defined link (egret follows only links inside the "
+             "file)");
     }
     if (slash == std::string::npos) break;
     start = slash + 1;
@@ -403,9 +400,17 @@ void write_attribute(hid_t obj, const std::string& name, const std::vector<std::
                "cannot write attribute " + name);
 }
 
+// A failed lookup (damaged attribute storage) is an error, not a missing attribute.
 bool has_attribute(hid_t obj, const std::string& name) {
   QuietErrors quiet;
-  return H5Aexists(obj, name.c_str()) > 0;
+  const htri_t found = H5Aexists(obj, name.c_str());
+  if (found < 0) {
+    char file[4096] = "?";
+    H5Fget_name(obj, file, sizeof file);
+    fail(std::string(file) + ":" + object_name(obj) + ": cannot look up attribute '" + name +
+         "' (the attribute storage is damaged)");
+  }
+  return found > 0;
 }
 
 void write_fixed_string_attribute(hid_t obj, const std::string& name, const std::string& value) {
@@ -678,8 +683,9 @@ void validate_in_child(const std::string& path, const std::function<void()>& pas
     case 'I':
       throw std::invalid_argument(message);
     case 'M':
-      fail(path + ": reading the file needs more memory than its size can justify (limit: 256 MB "
-                  "+ " +
+      fail(path +
+           ": reading the file needs more memory than its size can justify (limit: 256 MB "
+           "+ " +
            std::to_string(kMaxCompressionRatio) + " x the file size); the file was not read");
     default:
       fail(message);
@@ -734,7 +740,9 @@ herr_t driver_fapl_free(void* info) {
   delete static_cast<DriverInfo*>(info);
   return 0;
 }
-void* driver_fapl_get(H5FD_t* f) { return new DriverInfo{state_of(f).status}; }
+void* driver_fapl_get(H5FD_t* f) {
+  return new DriverInfo{state_of(f).status};
+}
 
 H5FD_t* driver_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
   if (!name || maxaddr == 0 || maxaddr == HADDR_UNDEF) return nullptr;
@@ -780,12 +788,16 @@ herr_t driver_query(const H5FD_t*, unsigned long* flags) {
   return 0;
 }
 
-haddr_t driver_get_eoa(const H5FD_t* f, H5FD_mem_t) { return state_of(f).eoa; }
+haddr_t driver_get_eoa(const H5FD_t* f, H5FD_mem_t) {
+  return state_of(f).eoa;
+}
 herr_t driver_set_eoa(H5FD_t* f, H5FD_mem_t, haddr_t addr) {
   state_of(f).eoa = addr;
   return 0;
 }
-haddr_t driver_get_eof(const H5FD_t* f, H5FD_mem_t) { return state_of(f).eof; }
+haddr_t driver_get_eof(const H5FD_t* f, H5FD_mem_t) {
+  return state_of(f).eof;
+}
 herr_t driver_get_handle(H5FD_t* f, hid_t, void** handle) {
   *handle = &state_of(f).fd;
   return 0;
@@ -923,7 +935,8 @@ void OutputFile::commit() {
   file_ = Id();
   try {
     check();
-    if (!flushed || !closed) fail(path_ + ": libhdf5 could not finish the file (" + tmp_path_ + ")");
+    if (!flushed || !closed)
+      fail(path_ + ": libhdf5 could not finish the file (" + tmp_path_ + ")");
     if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0)
       fail(path_ + ": cannot rename " + tmp_path_ + " into place: " + std::strerror(errno));
   } catch (...) {

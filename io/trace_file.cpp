@@ -91,8 +91,9 @@ TraceFileWriter::TraceFileWriter(const std::string& path, std::vector<TraceLayer
     : path_(path),
       layers_(std::move(layers)),
       buffer_events_(std::max<std::size_t>(1, buffer_events)),
-      file_(layers_.empty() ? throw std::invalid_argument(path + ": a trace needs at least one layer")
-                            : path) {
+      file_(layers_.empty()
+                ? throw std::invalid_argument(path + ": a trace needs at least one layer")
+                : path) {
   const hid_t f = file_.get();
   {  // SONATA: a scalar uint32
     h5::Id space(H5Screate(H5S_SCALAR));
@@ -126,7 +127,9 @@ TraceFileWriter::TraceFileWriter(const std::string& path, std::vector<TraceLayer
 }
 
 // Uncommitted, file_ removes the temporary file (after the streams close their datasets).
-TraceFileWriter::~TraceFileWriter() { streams_.clear(); }
+TraceFileWriter::~TraceFileWriter() {
+  streams_.clear();
+}
 
 void TraceFileWriter::begin_sample(std::int64_t label) {
   if (in_sample_) throw std::logic_error("trace writer: begin_sample inside a sample");
