@@ -212,9 +212,9 @@ TEST(UntrustedHdf5, CheckpointWithOneFlippedBitIsRefusedNamingTheDamage) {
     EXPECT_TRUE(starts_with(e, damaged)) << region.item << ": " << e;
     EXPECT_NE(e.find(region.item), std::string::npos) << region.item << ": " << e;
   }
-  // Every 53rd byte: refused, or (a bit nothing reads: padding, free space) loaded identically.
+  // Every 211th byte: refused, or (a bit nothing reads: padding, free space) loaded identically.
   int refused = 0, identical = 0;
-  for (std::size_t at = 0; at < good.size(); at += 53) {
+  for (std::size_t at = 0; at < good.size(); at += 211) {
     std::vector<char> b = good;
     b[at] = static_cast<char>(b[at] ^ 0x10);
     write_bytes(damaged, b);
@@ -228,7 +228,7 @@ TEST(UntrustedHdf5, CheckpointWithOneFlippedBitIsRefusedNamingTheDamage) {
       ++identical;
     }
   }
-  EXPECT_GT(refused, 100);
+  EXPECT_GT(refused, 25);
   std::printf("  %d flipped bits refused, %d in unused bytes loaded identically\n", refused,
               identical);
 }
