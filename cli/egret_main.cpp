@@ -1,7 +1,13 @@
 // The `egret` command line: the main job's default run and `simulate`.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -190,6 +196,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 int run_simulate(const Args& args, const std::string& command_line) {
   if (!args.options.count("--config")) throw std::invalid_argument("simulate needs --config FILE");
   if (!args.options.count("--input")) throw std::invalid_argument("simulate needs --input FILE");
+  if (args.options.count("--trace"))
+    egret::cli::check_output_file(args.options.at("--trace"), "--trace");
   const std::string config_path = args.options.at("--config");
   const std::string config_text = egret::read_text_file(config_path, "configuration file");
   egret::NetworkConfig cfg = egret::parse_network_config(config_text, config_path);
@@ -265,6 +273,7 @@ int inspect_camera_file(const std::string& path) {
 int run_emulate(const Args& args) {
   if (!args.options.count("--frames") || !args.options.count("--out"))
     throw std::invalid_argument("emulate needs --frames IMAGES.txt --out EVENTS.aedat");
+  egret::cli::check_output_file(args.options.at("--out"), "--out");
   egret::DvsSensorConfig cfg;
   cfg.eps = 0.1;  // lin-log floor for noisy APS frames
   const auto rec = egret::emulate_events_from_frames(args.options.at("--frames"), cfg);
@@ -288,11 +297,13 @@ int run_inspect(const Args& args) {
     char sig[4] = {0};
     in.read(sig, 4);
     const bool hdf5 = in.gcount() == 4 && std::string(sig + 1, 3) == "HDF";
-    if (hdf5) {
-      const egret::h5::Id file = egret::h5::open_file_read(path);
-      if (!egret::h5::has_attribute(file.get(), "egret_format") &&
-          egret::h5::exists(file.get(), "events"))
-        return inspect_camera_file(path);
+    if (hdf5) {  // the classification touches the file through libhdf5: validated first
+      const bool event_array = egret::h5::read_untrusted(path, [&] {
+        const egret::h5::Id file = egret::h5::open_file_read(path);
+        return !egret::h5::has_attribute(file.get(), "egret_format") &&
+               egret::h5::exists(file.get(), "events");
+      });
+      if (event_array) return inspect_camera_file(path);
     } else if (!ends_with(path, ".h5") && !ends_with(path, ".hdf5")) {
       return inspect_camera_file(path);
     }
@@ -346,6 +357,31 @@ double parse_time(const std::string& s, const char* what) {
   if (end != s.c_str() + s.size() || !(v >= 0) || !std::isfinite(v))
     throw std::invalid_argument(std::string(what) + " must be a finite time >= 0, got '" + s + "'");
   return v;
+}
+
+void check_output_directory(const std::string& dir, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir))
+    throw std::runtime_error(what + " " + dir + ": cannot create the directory" +
+                             (ec ? ": " + ec.message() : std::string(" (a file is in the way)")));
+  const std::string probe =
+      (fs::path(dir) / (".egret-write-test-" + std::to_string(::getpid()))).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw std::runtime_error(what + " " + dir +
+                             ": cannot create files in it: " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+void check_output_file(const std::string& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw std::invalid_argument(what + ": empty path");
+  if (fs::is_directory(path)) throw std::runtime_error(what + " " + path + ": is a directory");
+  const fs::path parent = fs::path(path).parent_path();
+  check_output_directory(parent.empty() ? "." : parent.string(), what);
 }
 
 }  // namespace egret::cli

@@ -255,98 +255,163 @@ CameraFileInfo read_npy_events(const std::string& path, const CameraEventSink& s
   return info;
 }
 
-CameraFileInfo read_hdf5_events(const std::string& path, const CameraEventSink& sink) {
+namespace {
+
+// ---- HDF5 event arrays -----------------------------------------------------------------------
+
+// One field of the HDF5 events, read as int64 slots: integers (at most 8 bytes) converted by
+// libhdf5 under the strict transfer list (a uint64 above INT64_MAX is an error, not a clamped
+// value); floats read as double and checked here (finite, whole, in range), so a time of 1e300
+// or NaN is an error naming the event.
+struct Hdf5Field {
+  char kind = 'i';  // 'i' (any integer) or 'f'
+};
+
+std::int64_t checked_whole(double v, const std::string& where, std::uint64_t index,
+                           const char* field) {
+  // 2^63 is exactly representable; every double below it converts exactly.
+  if (!std::isfinite(v) || v != std::floor(v) || v >= 9223372036854775808.0 ||
+      v < -9223372036854775808.0)
+    throw std::runtime_error(where + ": event " + std::to_string(index) + ": field '" + field +
+                             "' = " + std::to_string(v) + " is not a whole number in int64 range");
+  return static_cast<std::int64_t>(v);
+}
+
+// The events as one read pass in blocks of kBlock (hyperslabs): memory stays bounded.
+constexpr hsize_t kBlock = 1 << 16;
+
+void read_hyperslab(hid_t dset, hid_t mem_type, hsize_t start, hsize_t count, void* out,
+                    const std::string& where) {
+  h5::Id fspace(H5Dget_space(dset));
+  h5::Id mspace(H5Screate_simple(1, &count, nullptr));
+  h5::Id dxpl = h5::strict_transfer_plist();
+  if (!fspace.valid() || !mspace.valid() ||
+      H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0 ||
+      H5Dread(dset, mem_type, mspace.get(), fspace.get(), dxpl.get(), out) < 0)
+    throw std::runtime_error(where + ": events " + std::to_string(start) + ".." +
+                             std::to_string(start + count - 1) +
+                             " cannot be read (corrupt, or an integer out of int64 range)");
+}
+
+hsize_t one_d_length(hid_t dset, std::size_t mem_size, const std::string& where) {
+  const std::vector<hsize_t> dims = h5::checked_extent(dset, mem_size, where);
+  if (dims.size() != 1) throw std::runtime_error(where + ": not one-dimensional");
+  return dims[0];
+}
+
+CameraFileInfo read_hdf5_events_contents(const std::string& path, const CameraEventSink& sink) {
   h5::Id file = h5::open_file_read(path);
   const hid_t f = file.get();
   CameraFileInfo info;
   info.format = "hdf5";
-  if (!h5::exists(f, "events")) throw std::runtime_error(path + ": no 'events' dataset or group");
-  H5O_info_t oinfo;
   h5::QuietErrors quiet;
-#if H5_VERSION_GE(1, 12, 0)
-  H5Oget_info_by_name3(f, "events", &oinfo, H5O_INFO_BASIC, H5P_DEFAULT);
-#else
-  H5Oget_info_by_name(f, "events", &oinfo, H5P_DEFAULT);
-#endif
-  // Read in blocks of at most kBlock events (hyperslabs), so memory stays bounded.
-  constexpr hsize_t kBlock = 1 << 16;
-  auto one_d_length = [&](hid_t dset, const std::string& name) {
-    h5::Id space(H5Dget_space(dset));
-    if (H5Sget_simple_extent_ndims(space.get()) != 1)
-      throw std::runtime_error(path + ":/events/" + name + " is not one-dimensional");
-    hsize_t n = 0;
-    H5Sget_simple_extent_dims(space.get(), &n, nullptr);
-    return n;
-  };
-  auto read_block = [&](hid_t dset, hid_t mem_type, hsize_t start, hsize_t count, void* out,
-                        const std::string& name) {
-    h5::Id fspace(H5Dget_space(dset));
-    H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr);
-    h5::Id mspace(H5Screate_simple(1, &count, nullptr));
-    if (H5Dread(dset, mem_type, mspace.get(), fspace.get(), H5P_DEFAULT, out) < 0)
-      throw std::runtime_error(path + ":/events" + name + " cannot be read as integers");
-  };
+  if (!h5::exists(f, "events")) throw std::runtime_error(path + ": no 'events' dataset or group");
+  const H5O_type_t type = h5::object_type(f, "events", path + ":/events");
   detail::EventBatcher out(sink, info);
   std::int64_t last_t = INT64_MIN;
-  auto emit = [&](std::int64_t x, std::int64_t y, std::int64_t p, std::int64_t t, hsize_t i) {
-    out.push(make_event(x, y, p, t, last_t, [&](const std::string& what) {
+  auto emit = [&](const std::int64_t* xypt, hsize_t i) {
+    out.push(make_event(xypt[0], xypt[1], xypt[2], xypt[3], last_t, [&](const std::string& what) {
       throw std::runtime_error(path + ":/events: event " + std::to_string(i) + ": " + what);
     }));
   };
-  if (oinfo.type == H5O_TYPE_GROUP) {
+  const char* names[4] = {"x", "y", "p", "t"};
+  if (type == H5O_TYPE_GROUP) {
     h5::Id g = h5::open_group(f, "events", path);
     h5::Id d[4];
+    char kind[4];
     hsize_t n = 0;
-    const char* names[4] = {"x", "y", "p", "t"};
     for (int k = 0; k < 4; ++k) {
+      const std::string where = path + ":/events/" + names[k];
       if (!h5::exists(g.get(), names[k]))
         throw std::runtime_error(path + ":/events: missing dataset '" + names[k] + "'");
+      if (h5::object_type(g.get(), names[k], where) != H5O_TYPE_DATASET)
+        throw std::runtime_error(where + ": not a dataset");
       d[k] = h5::Id(H5Dopen2(g.get(), names[k], H5P_DEFAULT));
-      const hsize_t len = one_d_length(d[k].get(), names[k]);
+      h5::Id ftype(H5Dget_type(d[k].get()));
+      if (!d[k].valid() || !ftype.valid()) throw std::runtime_error(where + ": cannot be opened");
+      kind[k] = h5::numeric_kind(ftype.get(), where) == 'f' ? 'f' : 'i';
+      const hsize_t len = one_d_length(d[k].get(), 8, where);
       if (k > 0 && len != n)
         throw std::runtime_error(path + ":/events: x, y, p, t differ in length");
       n = len;
     }
     std::vector<std::int64_t> col[4];
+    std::vector<double> real;
     for (hsize_t start = 0; start < n; start += kBlock) {
       const hsize_t count = std::min(kBlock, n - start);
       for (int k = 0; k < 4; ++k) {
+        const std::string where = path + ":/events/" + names[k];
         col[k].resize(count);
-        read_block(d[k].get(), H5T_NATIVE_INT64, start, count, col[k].data(),
-                   std::string("/") + names[k]);
+        if (kind[k] == 'i') {
+          read_hyperslab(d[k].get(), H5T_NATIVE_INT64, start, count, col[k].data(), where);
+        } else {
+          real.resize(count);
+          read_hyperslab(d[k].get(), H5T_NATIVE_DOUBLE, start, count, real.data(), where);
+          for (hsize_t i = 0; i < count; ++i)
+            col[k][i] = checked_whole(real[i], path + ":/events", start + i, names[k]);
+        }
       }
-      for (hsize_t i = 0; i < count; ++i)
-        emit(col[0][i], col[1][i], col[2][i], col[3][i], start + i);
+      for (hsize_t i = 0; i < count; ++i) {
+        const std::int64_t xypt[4] = {col[0][i], col[1][i], col[2][i], col[3][i]};
+        emit(xypt, start + i);
+      }
     }
-  } else {
-    // A compound dataset: HDF5 converts the members named x, y, p, t to int64.
+  } else if (type == H5O_TYPE_DATASET) {
+    // A compound dataset: the members x, y, p, t into int64 or double slots by their class.
+    const std::string where = path + ":/events";
     h5::Id dset(H5Dopen2(f, "events", H5P_DEFAULT));
     h5::Id ftype(H5Dget_type(dset.get()));
-    if (H5Tget_class(ftype.get()) != H5T_COMPOUND)
-      throw std::runtime_error(path + ":/events is neither a group nor a compound dataset");
-    for (const char* name : {"x", "y", "p", "t"})
-      if (H5Tget_member_index(ftype.get(), name) < 0)
-        throw std::runtime_error(path + ":/events has no field '" + name + "' (need x, y, p, t)");
-    const hsize_t n = one_d_length(dset.get(), "");
+    if (!dset.valid() || !ftype.valid() || H5Tget_class(ftype.get()) != H5T_COMPOUND)
+      throw std::runtime_error(where + " is neither a group nor a compound dataset");
+    union Slot {
+      std::int64_t i;
+      double f;
+    };
     struct Rec {
-      std::int64_t x, y, p, t;
+      Slot v[4];
     };
     h5::Id mem(H5Tcreate(H5T_COMPOUND, sizeof(Rec)));
-    H5Tinsert(mem.get(), "x", HOFFSET(Rec, x), H5T_NATIVE_INT64);
-    H5Tinsert(mem.get(), "y", HOFFSET(Rec, y), H5T_NATIVE_INT64);
-    H5Tinsert(mem.get(), "p", HOFFSET(Rec, p), H5T_NATIVE_INT64);
-    H5Tinsert(mem.get(), "t", HOFFSET(Rec, t), H5T_NATIVE_INT64);
+    char kind[4];
+    for (int k = 0; k < 4; ++k) {
+      const int idx = H5Tget_member_index(ftype.get(), names[k]);
+      if (idx < 0)
+        throw std::runtime_error(where + " has no field '" + names[k] + "' (need x, y, p, t)");
+      h5::Id mtype(H5Tget_member_type(ftype.get(), static_cast<unsigned>(idx)));
+      if (!mtype.valid()) throw std::runtime_error(where + ": field '" + names[k] + "' unreadable");
+      kind[k] =
+          h5::numeric_kind(mtype.get(), where + ": field '" + names[k] + "'") == 'f' ? 'f' : 'i';
+      H5Tinsert(mem.get(), names[k], HOFFSET(Rec, v) + k * sizeof(Slot),
+                kind[k] == 'f' ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64);
+    }
+    const hsize_t n = one_d_length(dset.get(), sizeof(Rec), where);
     std::vector<Rec> recs;
     for (hsize_t start = 0; start < n; start += kBlock) {
       const hsize_t count = std::min(kBlock, n - start);
       recs.resize(count);
-      read_block(dset.get(), mem.get(), start, count, recs.data(), "");
-      for (hsize_t i = 0; i < count; ++i)
-        emit(recs[i].x, recs[i].y, recs[i].p, recs[i].t, start + i);
+      read_hyperslab(dset.get(), mem.get(), start, count, recs.data(), where);
+      for (hsize_t i = 0; i < count; ++i) {
+        std::int64_t xypt[4];
+        for (int k = 0; k < 4; ++k)
+          xypt[k] = kind[k] == 'i' ? recs[i].v[k].i
+                                   : checked_whole(recs[i].v[k].f, where, start + i, names[k]);
+        emit(xypt, start + i);
+      }
     }
+  } else {
+    throw std::runtime_error(path + ":/events is neither a group nor a dataset");
   }
   out.flush();
   return info;
+}
+
+}  // namespace
+
+// Validated in a child process first (io/hdf5.hpp): the child reads every event with a sink
+// that drops them.
+CameraFileInfo read_hdf5_events(const std::string& path, const CameraEventSink& sink) {
+  h5::validate_in_child(
+      path, [&] { (void)read_hdf5_events_contents(path, [](const CameraEvent*, std::size_t) {}); });
+  return read_hdf5_events_contents(path, sink);
 }
 
 }  // namespace egret
