@@ -1,0 +1,15 @@
+// Fuzz target hdf5_trace: HDF5 event traces through egret::read_trace_file (what
+// `egret inspect` and `egret.read_trace` run).
+#include "io/trace_file.hpp"
+#include "tests/fuzz/fuzz_input.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string& path = egret::fuzz::write_input(data, size, ".h5");
+  egret::fuzz::expect_result_or_clear_error([&] {
+    const egret::TraceData d = egret::read_trace_file(path);
+    for (const auto& layer : d.layers)
+      if (layer.timestamps.size() != layer.node_ids.size())
+        egret::fuzz::invariant_failed(layer.name + ": timestamps and node_ids differ in length");
+  });
+  return 0;
+}
