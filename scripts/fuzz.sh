@@ -21,8 +21,19 @@ corpus_src="$root/tests/fuzz/corpus"
 shared_data="$root/../shared/data"
 # The limits every input must stay within: 5 s, 256 MB resident, no single allocation > 256 MB.
 limits=(-rss_limit_mb=256 -malloc_limit_mb=256 -timeout=5)
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}"
+# ASan's quarantine of freed memory (256 MB by default) would count against the RSS limit.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0:quarantine_size_mb=32}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+# libhdf5 1.10 leaks small blocks on its own error paths for corrupt files (H5F_open,
+# H5D__layout_oh_read; not reachable from egret), so leak detection is off for the HDF5 targets.
+# egret's handles are RAII (io/hdf5.hpp); a handle it failed to close stays reachable through
+# libhdf5's id tables and would not show as a leak anyway.
+target_flags() {
+  case "$1" in
+    hdf5_events | hdf5_trace | checkpoint) echo "-detect_leaks=0" ;;
+  esac
+}
 
 targets() {
   sed -n '/^set(EGRET_FUZZ_TARGETS$/,/)/p' "$root/tests/fuzz/CMakeLists.txt" |
@@ -81,14 +92,23 @@ add_shared_prefixes() {
   done
 }
 
-# The working corpus of a target: seeds, regressions, found reproducers, shared prefixes.
+# The working corpus of a target: seeds, regressions, found reproducers, shared prefixes. A file
+# that still fails (a finding not yet fixed; `replay` reports it) is left out: libFuzzer would
+# stop on it while loading the corpus.
 prepare_corpus() {
-  local t="$1" dir="$build/corpus/$1" kind
+  local t="$1" dir="$build/corpus/$1" kind f bin
+  bin="$(binary "$t")"
   mkdir -p "$dir" "$build/findings/$t"
   for kind in seeds regressions found; do
-    if [ -d "$corpus_src/$kind/$t" ]; then
-      find "$corpus_src/$kind/$t" -maxdepth 1 -type f -exec cp -f {} "$dir/" \;
-    fi
+    [ -d "$corpus_src/$kind/$t" ] || continue
+    while IFS= read -r -d '' f; do
+      if "$bin" "${limits[@]}" $(target_flags "$t") -runs=1 "$f" >/dev/null 2>&1; then
+        cp -f "$f" "$dir/"
+      else
+        rm -f "$dir/$(basename "$f")"
+        echo "fuzz: $t: left out of the working corpus (fails): ${f#"$root"/}" >&2
+      fi
+    done < <(find "$corpus_src/$kind/$t" -maxdepth 1 -type f -print0)
   done
   add_shared_prefixes "$t" "$dir"
   echo "$dir"
@@ -105,7 +125,7 @@ cmd_replay() {
       [ -d "$corpus_src/$kind/$t" ] || continue
       while IFS= read -r -d '' f; do
         files=$((files + 1))
-        if ! "$bin" "${limits[@]}" -runs=1 "$f" >"$build/replay.log" 2>&1; then
+        if ! "$bin" "${limits[@]}" $(target_flags "$t") -runs=1 "$f" >"$build/replay.log" 2>&1; then
           echo "REPLAY FAILURE: $t: ${f#"$root"/}"
           grep -E 'ERROR: |runtime error:|invariant violated|out-of-memory|timeout|SUMMARY' \
             "$build/replay.log" | head -5 | sed 's/^/    /'
@@ -139,7 +159,7 @@ cmd_run() {
     left=$((seconds - (now - start)))
     [ "$left" -gt 0 ] || break
     rc=0
-    "$bin" "${limits[@]}" -max_total_time="$left" -print_final_stats=1 \
+    "$bin" "${limits[@]}" $(target_flags "$t") -max_total_time="$left" -print_final_stats=1 \
       -artifact_prefix="$findings/" "$@" "$dir" >>"$log" 2>&1 || rc=$?
     execs=$((execs + $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 |
       grep -o '[0-9]*$' || echo 0)))
