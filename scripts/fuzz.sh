@@ -13,7 +13,8 @@
 # (inputs that once broke a reader) and found/<target>/ (minimized reproducers of findings not
 # yet fixed). A run fuzzes a working copy in build-fuzz/corpus/<target>/ that starts from those
 # and from the first kilobytes of the real recordings in ../shared/data when present; what it
-# finds goes to build-fuzz/findings/<target>/ (crash-*, timeout-*, oom-*, leak-*).
+# finds goes to build-fuzz/findings/<target>/ (crash-*, timeout-*, oom-*, leak-*), emptied at
+# the start of each run of that target.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${EGRET_FUZZ_BUILD:-$root/build-fuzz}"
@@ -149,8 +150,9 @@ cmd_run() {
   local bin dir findings log start now left execs=0 restarts=0 rc
   bin="$(binary "$t")"
   dir="$(prepare_corpus "$t")"
-  findings="$build/findings/$t"
-  mkdir -p "$build/logs"
+  findings="$build/findings/$t"  # this run's findings only: copy them away to keep them
+  rm -rf "$findings"
+  mkdir -p "$findings" "$build/logs"
   log="$build/logs/$t.log"
   : >"$log"
   start=$(date +%s)
