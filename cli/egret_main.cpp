@@ -46,10 +46,13 @@ usage:
       sweeping event stream, S samples (default 8) in parallel: events per layer, activity,
       wall time, events/s.
   egret simulate --config NET.json --input EVENTS.csv [--trace OUT.h5|OUT.csv] [--end-time MS]
+                 [--max-events N]
       Simulate one input stream (lines `t_ms,channel[,value]`) through the configured network;
       print a summary and, with --trace, write every emitted event: HDF5 with SONATA spikes,
       values, metrics, snapshots and provenance (.h5, streamed while the run goes on), or CSV
-      lines time_ms,layer,unit,value (.csv).
+      lines time_ms,layer,unit,value (.csv). --max-events: the run's event budget (default
+      the configuration's simulation.max_events, 100000000); a run that needs more stops with
+      an error and writes no trace.
   egret emulate --frames IMAGES.txt --out EVENTS.aedat
       Run the DVS sensor model (contrast thresholds, refractory period, leak, shot noise) on a
       sequence of PNG frames listed as '<seconds> <path>' lines; write AEDAT 3.1.
@@ -211,6 +214,9 @@ int run_simulate(const Args& args, const std::string& command_line) {
     throw std::invalid_argument("--trace must end in .h5 / .hdf5 (HDF5) or .csv, got '" +
                                 trace_path + "'");
   auto options = egret::sim_options<double>(cfg);
+  if (args.options.count("--max-events"))
+    options.max_events = static_cast<std::uint64_t>(
+        parse_positive_int(args.options.at("--max-events"), "--max-events"));
   std::unique_ptr<egret::TraceFileWriter> writer;
   if (hdf5) {  // streamed to disk while the run goes on: memory stays bounded
     writer = std::make_unique<egret::TraceFileWriter>(trace_path, egret::trace_layers(net));
@@ -400,7 +406,7 @@ int main(int argc, char** argv) {
     const Args args =
         parse_args(argc, argv,
                    {"--samples", "--threads", "--end-time", "--config", "--input", "--trace",
-                    "--out", "--epochs", "--resume", "--dataset", "--frames"});
+                    "--out", "--epochs", "--resume", "--dataset", "--frames", "--max-events"});
     if (!args.positional.empty() && args.command != "inspect")
       throw std::invalid_argument("unexpected argument '" + args.positional.front() +
                                   "' (see egret --help)");

@@ -58,6 +58,33 @@ std::vector<ParamOverride> get_overrides(const json& obj, const std::string& ori
   return out;
 }
 
+// A positive time scale [ms] (tau_m, tau_o, windows, dt) or threshold must not be below its
+// physical floor: the event rate would have no useful bound. (Values <= 0 are impossible
+// rather than unphysical; build_network refuses them, naming the layer.)
+void check_floor(double v, double floor, const char* unit, const std::string& origin,
+                 const std::string& key) {
+  if (v > 0 && v < floor) {
+    std::ostringstream os;
+    os << v << unit << " is below the documented minimum " << floor << unit
+       << " (the event rate would have no useful bound)";
+    fail(origin, key, os.str());
+  }
+}
+
+void check_layer_floors(const LayerConfig& lc, const std::string& origin,
+                        const std::string& where) {
+  const bool continuous = lc.type == "continuous_egru";
+  check_floor(lc.tau_o, kMinTimeScaleMs, " ms", origin, where + ".tau_o");
+  check_floor(lc.threshold, kMinThreshold, "", origin, where + ".threshold");
+  if (continuous) {
+    check_floor(lc.tau_m, kMinTimeScaleMs, " ms", origin, where + ".tau_m");
+    check_floor(lc.window_input, kMinTimeScaleMs, " ms", origin, where + ".window_input");
+    check_floor(lc.window_recurrent, kMinTimeScaleMs, " ms", origin, where + ".window_recurrent");
+  } else {
+    check_floor(lc.dt, kMinTimeScaleMs, " ms", origin, where + ".dt");
+  }
+}
+
 }  // namespace
 
 NetworkConfig parse_network_config(const std::string& text, const std::string& origin,
@@ -118,6 +145,7 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
       lc.bias_spread = json_fields::number(in, "bias_spread", lc.bias_spread, origin, w);
     }
     if (l.contains("params")) lc.params = get_overrides(l["params"], origin, where + ".params");
+    check_layer_floors(lc, origin, where);
     cfg.layers.push_back(lc);
   }
   if (root.contains("readout")) {
@@ -128,8 +156,10 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   if (root.contains("simulation")) {
     const json& s = root["simulation"];
     if (!s.is_object()) fail(origin, "simulation", "expected an object");
-    json_fields::check_keys(s, {"end_time", "readout_times", "snapshot_times"}, origin,
-                            "simulation");
+    json_fields::check_keys(s, {"end_time", "readout_times", "snapshot_times", "max_events"},
+                            origin, "simulation");
+    cfg.max_events = static_cast<std::uint64_t>(json_fields::integer(
+        s, "max_events", static_cast<long long>(cfg.max_events), 1, origin, "simulation"));
     cfg.end_time = json_fields::number(s, "end_time", cfg.end_time, origin, "simulation");
     cfg.readout_times = json_fields::numbers(s, "readout_times", origin, "simulation");
     cfg.snapshot_times = json_fields::numbers(s, "snapshot_times", origin, "simulation");

@@ -11,8 +11,12 @@
 //     {"type": "discrete_egru", "units": 32, "dt": 1, "tau_o": 10, "threshold": 0.3}
 //   ],
 //   "readout_classes": 0,            // > 0: a linear readout W_o o + b_o on the last layer
-//   "simulation": {"end_time": 1000, "readout_times": [1000], "snapshot_times": []}
+//   "simulation": {"end_time": 1000, "readout_times": [1000], "snapshot_times": [],
+//                  "max_events": 100000000}  // the event budget of one run (sim/engine.hpp)
 // }
+//
+// Time constants, windows and dt below kMinTimeScaleMs, and thresholds below kMinThreshold, are
+// refused (models/egru_weights.hpp): they give event rates with no useful bound.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +65,7 @@ struct NetworkConfig {
   double end_time = 1000;
   std::vector<double> readout_times;
   std::vector<double> snapshot_times;
+  std::uint64_t max_events = kDefaultEventBudget;
 };
 
 // `origin` names the source (a file path) in error messages. Top-level keys listed in
@@ -191,6 +196,7 @@ SimOptions<Scalar> sim_options(const NetworkConfig& cfg) {
   o.end_time = static_cast<Scalar>(cfg.end_time);
   for (double t : cfg.readout_times) o.readout_times.push_back(static_cast<Scalar>(t));
   for (double t : cfg.snapshot_times) o.snapshot_times.push_back(static_cast<Scalar>(t));
+  o.max_events = cfg.max_events;
   return o;
 }
 
