@@ -1,7 +1,13 @@
 // The `egret` command line: the main job's default run and `simulate`.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -41,10 +47,13 @@ usage:
       sweeping event stream, S samples (default 8) in parallel: events per layer, activity,
       wall time, events/s.
   egret simulate --config NET.json --input EVENTS.csv [--trace OUT.h5|OUT.csv] [--end-time MS]
+                 [--max-events N]
       Simulate one input stream (lines `t_ms,channel[,value]`) through the configured network;
       print a summary and, with --trace, write every emitted event: HDF5 with SONATA spikes,
       values, metrics, snapshots and provenance (.h5, streamed while the run goes on), or CSV
-      lines time_ms,layer,unit,value (.csv).
+      lines time_ms,layer,unit,value (.csv). --max-events: the run's event budget (default
+      the configuration's simulation.max_events, 100000000); a run that needs more stops with
+      an error and writes no trace.
   egret emulate --frames IMAGES.txt --out EVENTS.aedat
       Run the DVS sensor model (contrast thresholds, refractory period, leak, shot noise) on a
       sequence of PNG frames listed as '<seconds> <path>' lines; write AEDAT 3.1.
@@ -182,6 +191,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 int run_simulate(const Args& args, const std::string& command_line) {
   if (!args.options.count("--config")) throw std::invalid_argument("simulate needs --config FILE");
   if (!args.options.count("--input")) throw std::invalid_argument("simulate needs --input FILE");
+  if (args.options.count("--trace"))
+    egret::cli::check_output_file(args.options.at("--trace"), "--trace");
   const std::string config_path = args.options.at("--config");
   const std::string config_text = egret::read_text_file(config_path, "configuration file");
   egret::NetworkConfig cfg = egret::parse_network_config(config_text, config_path);
@@ -195,6 +206,9 @@ int run_simulate(const Args& args, const std::string& command_line) {
     throw std::invalid_argument("--trace must end in .h5 / .hdf5 (HDF5) or .csv, got '" +
                                 trace_path + "'");
   auto options = egret::sim_options<double>(cfg);
+  if (args.options.count("--max-events"))
+    options.max_events = static_cast<std::uint64_t>(
+        parse_positive_int(args.options.at("--max-events"), "--max-events"));
   std::unique_ptr<egret::TraceFileWriter> writer;
   if (hdf5) {  // streamed to disk while the run goes on: memory stays bounded
     writer = std::make_unique<egret::TraceFileWriter>(trace_path, egret::trace_layers(net));
@@ -257,6 +271,7 @@ int inspect_camera_file(const std::string& path) {
 int run_emulate(const Args& args) {
   if (!args.options.count("--frames") || !args.options.count("--out"))
     throw std::invalid_argument("emulate needs --frames IMAGES.txt --out EVENTS.aedat");
+  egret::cli::check_output_file(args.options.at("--out"), "--out");
   egret::DvsSensorConfig cfg;
   cfg.eps = 0.1;  // lin-log floor for noisy APS frames
   const auto rec = egret::emulate_events_from_frames(args.options.at("--frames"), cfg);
@@ -280,11 +295,13 @@ int run_inspect(const Args& args) {
     char sig[4] = {0};
     in.read(sig, 4);
     const bool hdf5 = in.gcount() == 4 && std::string(sig + 1, 3) == "HDF";
-    if (hdf5) {
-      const egret::h5::Id file = egret::h5::open_file_read(path);
-      if (!egret::h5::has_attribute(file.get(), "egret_format") &&
-          egret::h5::exists(file.get(), "events"))
-        return inspect_camera_file(path);
+    if (hdf5) {  // the classification touches the file through libhdf5: validated first
+      const bool event_array = egret::h5::read_untrusted(path, [&] {
+        const egret::h5::Id file = egret::h5::open_file_read(path);
+        return !egret::h5::has_attribute(file.get(), "egret_format") &&
+               egret::h5::exists(file.get(), "events");
+      });
+      if (event_array) return inspect_camera_file(path);
     } else if (!ends_with(path, ".h5") && !ends_with(path, ".hdf5")) {
       return inspect_camera_file(path);
     }
@@ -340,6 +357,31 @@ double parse_time(const std::string& s, const char* what) {
   return v;
 }
 
+void check_output_directory(const std::string& dir, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir))
+    throw std::runtime_error(what + " " + dir + ": cannot create the directory" +
+                             (ec ? ": " + ec.message() : std::string(" (a file is in the way)")));
+  const std::string probe =
+      (fs::path(dir) / (".egret-write-test-" + std::to_string(::getpid()))).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw std::runtime_error(what + " " + dir +
+                             ": cannot create files in it: " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+void check_output_file(const std::string& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw std::invalid_argument(what + ": empty path");
+  if (fs::is_directory(path)) throw std::runtime_error(what + " " + path + ": is a directory");
+  const fs::path parent = fs::path(path).parent_path();
+  check_output_directory(parent.empty() ? "." : parent.string(), what);
+}
+
 }  // namespace egret::cli
 
 int main(int argc, char** argv) {
@@ -356,7 +398,7 @@ int main(int argc, char** argv) {
     const Args args =
         parse_args(argc, argv,
                    {"--samples", "--threads", "--end-time", "--config", "--input", "--trace",
-                    "--out", "--epochs", "--resume", "--dataset", "--frames"});
+                    "--out", "--epochs", "--resume", "--dataset", "--frames", "--max-events"});
     if (!args.positional.empty() && args.command != "inspect")
       throw std::invalid_argument("unexpected argument '" + args.positional.front() +
                                   "' (see egret --help)");

@@ -65,7 +65,8 @@ int run_gesture(const Options& options) {
     job.epochs = static_cast<int>(parse_positive_int(options.at("--epochs"), "--epochs"));
   if (options.count("--threads"))
     job.threads = static_cast<int>(parse_positive_int(options.at("--threads"), "--threads"));
-  std::filesystem::create_directories(job.out_dir);
+  check_output_directory(job.out_dir, "--out");
+  if (job.dataset.empty()) check_output_directory("out/dvs_gesture_synthetic", "synthetic dataset");
   const auto t_start = Clock::now();
 
   std::string dir = job.dataset;

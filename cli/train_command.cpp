@@ -124,7 +124,7 @@ int run_train(const Options& options) {
     cfg.training.epochs = parse_positive_int(options.at("--epochs"), "--epochs");
   if (options.count("--threads"))
     cfg.training.threads = parse_positive_int(options.at("--threads"), "--threads");
-  std::filesystem::create_directories(cfg.out_dir);
+  check_output_directory(cfg.out_dir, options.count("--out") ? "--out" : "output directory");
 
   const Network<double> initial = build_network<double>(cfg.network);
   const auto train = delay_copy_trials<double>(cfg.delay_copy, cfg.train_trials, cfg.task_seed);
@@ -157,6 +157,12 @@ int run_train(const Options& options) {
   loop.checkpoint_every = cfg.checkpoint_every;
   loop.out_dir = cfg.out_dir;
   loop.config_text = config_text;
+  if (options.count("--resume")) {
+    std::error_code ec;
+    const auto resume_dir = std::filesystem::path(options.at("--resume")).parent_path();
+    loop.continue_log =
+        std::filesystem::equivalent(resume_dir.empty() ? "." : resume_dir, cfg.out_dir, ec);
+  }
   const TrainLoopResult result = run_training_loop(trainer, train, test, loop);
   const BatchStats& test_stats = result.test;
   write_figure_data(cfg.out_dir, trainer.network(), test, cfg.delay_copy);

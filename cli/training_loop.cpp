@@ -3,22 +3,66 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "io/checkpoint.hpp"
 #include "io/event_csv.hpp"
 
 namespace egret::cli {
+namespace {
+
+constexpr const char* kLogHeader =
+    "epoch,train_loss,train_accuracy,test_loss,test_accuracy,events_per_unit_per_s,"
+    "events_per_s,grad_norm,skipped_samples,grazing,seconds";
+
+// The rows of an earlier log for epochs 1 .. last_epoch (or from wherever it started), checked:
+// the header, one row per epoch, consecutive, reaching last_epoch.
+std::string earlier_log_rows(const std::string& path, int last_epoch) {
+  std::ifstream in(path);
+  if (!in) {
+    std::printf("no %s to continue: the log starts at epoch %d\n", path.c_str(), last_epoch + 1);
+    return "";
+  }
+  std::string line, rows;
+  if (!std::getline(in, line) || line != kLogHeader)
+    throw std::runtime_error(path + ": line 1: not the header of an egret training log");
+  int expected = -1, line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    char* end = nullptr;
+    const long epoch = std::strtol(line.c_str(), &end, 10);
+    if (end == line.c_str() || *end != ',')
+      throw std::runtime_error(path + ": line " + std::to_string(line_no) + ": no epoch number");
+    if (epoch > last_epoch) break;  // after the checkpoint: recomputed by this run
+    if (expected >= 0 && epoch != expected)
+      throw std::runtime_error(path + ": line " + std::to_string(line_no) + ": epoch " +
+                               std::to_string(epoch) + " where " + std::to_string(expected) +
+                               " was expected");
+    expected = static_cast<int>(epoch) + 1;
+    rows += line + "\n";
+  }
+  if (expected != last_epoch + 1)
+    throw std::runtime_error(path + ": the log does not reach the checkpoint's epoch " +
+                             std::to_string(last_epoch) +
+                             "; move it away to start a new log from the checkpoint");
+  return rows;
+}
+
+}  // namespace
 
 TrainLoopResult run_training_loop(Trainer<double>& trainer,
                                   const std::vector<Sample<double>>& train,
                                   const std::vector<Sample<double>>& test,
                                   const TrainLoopOptions& o) {
   using Clock = std::chrono::steady_clock;
+  const std::string log_path = o.out_dir + "/training_log.csv";
   std::ostringstream log;
   log.precision(17);
-  log << "epoch,train_loss,train_accuracy,test_loss,test_accuracy,events_per_unit_per_s,"
-         "events_per_s,grad_norm,skipped_samples,grazing,seconds\n";
+  log << kLogHeader << '\n';
+  if (o.continue_log && o.first_epoch > 1) log << earlier_log_rows(log_path, o.first_epoch - 1);
   const auto t_start = Clock::now();
   auto save = [&](int epoch) {
     Checkpoint c;
@@ -60,6 +104,7 @@ TrainLoopResult run_training_loop(Trainer<double>& trainer,
     log << epoch << ',' << s.loss << ',' << s.accuracy() << ',' << r.test.loss << ','
         << r.test.accuracy() << ',' << s.rate_per_unit() << ',' << events_per_s << ','
         << s.grad_norm << ',' << s.skipped_samples << ',' << s.grazing << ',' << total << '\n';
+    write_file_atomically(log_path, log.str());
     if (o.checkpoint_every > 0 && epoch % o.checkpoint_every == 0) save(epoch);
     at_target = o.stop_at_test_accuracy > 0 && r.test.accuracy() >= o.stop_at_test_accuracy
                     ? at_target + 1
@@ -76,8 +121,8 @@ TrainLoopResult run_training_loop(Trainer<double>& trainer,
   if (o.first_epoch > o.epochs)
     std::printf("the checkpoint is at epoch %d, not before the last epoch %d: nothing to train\n",
                 o.first_epoch - 1, o.epochs);
+  write_file_atomically(log_path, log.str());
   save(r.last_epoch);
-  write_file_atomically(o.out_dir + "/training_log.csv", log.str());
   r.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   r.events_per_s = train_seconds > 0 ? train_steps / train_seconds : 0;
   return r;

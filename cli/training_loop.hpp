@@ -1,5 +1,7 @@
 // The epoch loop shared by `egret train` and the DVS gesture main job: progress line per epoch,
-// training log (CSV), checkpoints (HDF5), stopping once held-out accuracy holds a target.
+// training log (CSV, rewritten under a temporary name and renamed after every epoch, before
+// that epoch's checkpoint, so the log always holds at least the checkpoint's epochs),
+// checkpoints (HDF5), stopping once held-out accuracy holds a target.
 #pragma once
 
 #include <string>
@@ -17,6 +19,11 @@ struct TrainLoopOptions {
   int checkpoint_every = 0;  // epochs; the last epoch is always saved
   std::string out_dir;
   std::string config_text;  // stored in the checkpoint
+  // Resuming into the directory of the checkpoint: training_log.csv there keeps its rows up to
+  // the checkpoint's epoch (first_epoch - 1); rows after it (the interrupted run went on past
+  // its last checkpoint) are dropped, and the resumed epochs are appended, so every epoch
+  // appears once. Otherwise the log starts with first_epoch.
+  bool continue_log = false;
   const char* accuracy_name = "acc";
 };
 

@@ -17,6 +17,15 @@ struct CameraEvent {
   }
 };
 
+// Camera times are microseconds in [0, kMaxCameraTimeUs]. 2^53 us (285 years) holds Unix-epoch
+// timestamps, stays exact in a double, and the difference of two such times never overflows.
+inline constexpr std::int64_t kMaxCameraTimeUs = std::int64_t{1} << 53;
+inline bool is_camera_time(std::int64_t t) {
+  return t >= 0 && t <= kMaxCameraTimeUs;
+}
+// A sensor side from a file header is at most 65535 pixels (event coordinates are 16-bit).
+inline constexpr int kMaxSensorSide = 65535;
+
 struct SensorSize {
   int width = 0;  // 0: unknown
   int height = 0;

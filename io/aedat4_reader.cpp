@@ -5,6 +5,7 @@
 // triggers) are skipped and counted. The flatbuffers are read by hand with bounds checks.
 #include <lz4frame.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -48,11 +49,21 @@ struct Flat {
   std::size_t deref(std::size_t pos) const { return pos + u32(pos); }
 };
 
+// A decompressed event packet is at most this large: 64 MiB holds 4 million 16-byte events,
+// far beyond the packets DV writes (it commits packets every few milliseconds).
+constexpr std::size_t kMaxDecompressedPacket = std::size_t{1} << 26;
+// Bytes a packet may hold after its events vector (flatbuffer alignment padding).
+constexpr std::size_t kMaxPacketSlack = 64;
+
 std::vector<unsigned char> lz4_decompress(const std::vector<unsigned char>& in,
                                           const std::string& path, std::uint64_t at) {
   LZ4F_dctx* ctx = nullptr;
   if (LZ4F_isError(LZ4F_createDecompressionContext(&ctx, LZ4F_VERSION)))
     throw CameraFileError(path, at, "cannot create an LZ4 decompression context");
+  struct Free {
+    LZ4F_dctx* ctx;
+    ~Free() { LZ4F_freeDecompressionContext(ctx); }
+  } free_ctx{ctx};
   std::vector<unsigned char> out;
   std::size_t src = 0;
   unsigned char buf[65536];
@@ -60,16 +71,33 @@ std::vector<unsigned char> lz4_decompress(const std::vector<unsigned char>& in,
   while (src < in.size() && ret != 0) {
     std::size_t dst_size = sizeof buf, src_size = in.size() - src;
     ret = LZ4F_decompress(ctx, buf, &dst_size, in.data() + src, &src_size, nullptr);
-    if (LZ4F_isError(ret)) {
-      LZ4F_freeDecompressionContext(ctx);
+    if (LZ4F_isError(ret))
       throw CameraFileError(path, at, std::string("corrupt LZ4 packet: ") + LZ4F_getErrorName(ret));
-    }
+    if (src_size == 0 && dst_size == 0)
+      throw CameraFileError(path, at, "LZ4 packet makes no progress");
     src += src_size;
+    if (dst_size > kMaxDecompressedPacket - out.size())
+      throw CameraFileError(path, at,
+                            "LZ4 packet of " + std::to_string(in.size()) +
+                                " bytes decompresses to more than the 64 MiB cap of a packet");
     out.insert(out.end(), buf, buf + dst_size);
   }
-  LZ4F_freeDecompressionContext(ctx);
   if (ret != 0) throw CameraFileError(path, at, "truncated LZ4 packet");
   return out;
+}
+
+// A sensor side from the XML description: digits only, 1 .. kMaxSensorSide.
+int xml_sensor_side(const std::string& body, std::size_t pos, const char* key,
+                    const std::string& path, std::uint64_t at) {
+  long v = 0;
+  const std::size_t digits = pos;
+  while (pos < body.size() && body[pos] >= '0' && body[pos] <= '9' && v <= kMaxSensorSide)
+    v = v * 10 + (body[pos++] - '0');
+  if (pos == digits || v < 1 || v > kMaxSensorSide)
+    throw CameraFileError(path, at,
+                          std::string("IOHeader XML: ") + key + " is not a sensor size 1.." +
+                              std::to_string(kMaxSensorSide));
+  return static_cast<int>(v);
 }
 
 }  // namespace
@@ -84,8 +112,10 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
   unsigned char w[8];
   if (!r.read(w, 4, "IOHeader size")) throw CameraFileError(path, r.offset(), "no IOHeader");
   const std::uint32_t hsize = detail::le32(w);
-  if (hsize < 8 || hsize > (1u << 24))
-    throw CameraFileError(path, r.offset() - 4, "implausible IOHeader size");
+  if (hsize < 8 || hsize > (1u << 24) || hsize > r.remaining())
+    throw CameraFileError(path, r.offset() - 4,
+                          "IOHeader size " + std::to_string(hsize) + " is below 8 or beyond the " +
+                              std::to_string(r.remaining()) + " bytes left in the file");
   std::vector<unsigned char> ioh(hsize);
   const std::uint64_t ioh_at = r.offset();
   if (!r.read(ioh.data(), hsize, "IOHeader"))
@@ -124,18 +154,24 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
       const std::size_t next = next_stream(p + 1);
       const std::string body =
           xml.substr(p, next == std::string::npos ? std::string::npos : next - p);
-      const int id = std::atoi(xml.c_str() + p + 12);
+      long id = 0;
+      for (std::size_t q = p + 12;
+           q < xml.size() && xml[q] >= '0' && xml[q] <= '9' && id < (1L << 31); ++q)
+        id = id * 10 + (xml[q] - '0');
+      if (id >= (1L << 31))
+        throw CameraFileError(path, ioh_at, "IOHeader XML: stream id overflows");
       if (body.find(">EVTS<") != std::string::npos) {
-        event_streams.push_back(id);
+        event_streams.push_back(static_cast<int>(id));
         const std::string kx = "key=\"sizeX\" type=\"int\">", ky = "key=\"sizeY\" type=\"int\">";
         const std::size_t sx = body.find(kx), sy = body.find(ky);
         if (sx != std::string::npos && sy != std::string::npos && info.sensor.width == 0)
-          info.sensor = {std::atoi(body.c_str() + sx + kx.size()),
-                         std::atoi(body.c_str() + sy + ky.size())};
+          info.sensor = {xml_sensor_side(body, sx + kx.size(), "sizeX", path, ioh_at),
+                         xml_sensor_side(body, sy + ky.size(), "sizeY", path, ioh_at)};
       }
       p = next;
     }
   }
+  std::sort(event_streams.begin(), event_streams.end());  // looked up once per packet
   info.header_bytes = r.offset();
   detail::EventBatcher out(sink, info);
   std::vector<unsigned char> packet;
@@ -145,18 +181,26 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
     if (!r.read(w, 8, "AEDAT 4.0 packet header")) break;
     const auto stream = static_cast<std::int32_t>(detail::le32(w));
     const std::uint32_t size = detail::le32(w + 4);
-    if (size > (1u << 30))
-      throw CameraFileError(path, at, "implausible packet size " + std::to_string(size));
+    // Checked against the file before anything is allocated.
+    if (size > r.remaining())
+      throw CameraFileError(path, at,
+                            "truncated AEDAT 4.0 packet: its size " + std::to_string(size) +
+                                " exceeds the " + std::to_string(r.remaining()) +
+                                " bytes left in the file");
+    // Other streams (frames, IMU, triggers) are skipped in bounded steps, never allocated.
+    if (!std::binary_search(event_streams.begin(), event_streams.end(), stream)) {
+      r.skip(size, "AEDAT 4.0 packet");
+      ++info.skipped;
+      continue;
+    }
+    if (size > kMaxDecompressedPacket)
+      throw CameraFileError(
+          path, at,
+          "event packet of " + std::to_string(size) + " bytes beyond the 64 MiB cap of a packet");
     packet.resize(size);
     if (size > 0 && !r.read(packet.data(), size, "AEDAT 4.0 packet"))
       throw CameraFileError(path, at + 8,
                             "file ends before the packet's " + std::to_string(size) + " bytes");
-    bool is_events = false;
-    for (int s : event_streams) is_events = is_events || s == stream;
-    if (!is_events) {
-      ++info.skipped;
-      continue;
-    }
     // Uncompressed packets are read in place; compressed ones from their decompressed copy.
     std::vector<unsigned char> decompressed;
     if (compression != 0) decompressed = lz4_decompress(packet, path, at + 8);
@@ -170,15 +214,30 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
       throw CameraFileError(path, at + 8, "event packet without its EVTS identifier");
     const std::size_t table = base + f.u32(base);
     const std::size_t fe = f.field(table, 0);
-    if (!fe) continue;  // an empty packet
+    if (!fe)
+      throw CameraFileError(path, at + 8,
+                            "event packet of " + std::to_string(data.size()) +
+                                " bytes whose table holds no events vector");
     const std::size_t vec = f.deref(fe);
     const std::size_t n = f.u32(vec);
-    f.need(vec + 4, n * 16);
+    if (n > (data.size() - std::min(data.size(), vec + 4)) / 16)
+      throw CameraFileError(path, at + 8,
+                            "event packet claims " + std::to_string(n) + " events, beyond its " +
+                                std::to_string(data.size()) + " bytes");
+    // The builder writes the events vector last, at the end of the buffer: a packet much larger
+    // than its events (an LZ4 bomb of padding) is refused.
+    const std::size_t needed = vec + 4 + 16 * n;
+    if (data.size() - needed > kMaxPacketSlack)
+      throw CameraFileError(path, at + 8,
+                            "event packet of " + std::to_string(data.size()) + " bytes holds " +
+                                std::to_string(n) + " events, which need only " +
+                                std::to_string(needed));
     for (std::size_t i = 0; i < n; ++i) {
       const unsigned char* e = data.data() + vec + 4 + 16 * i;
       std::int64_t t;
       std::memcpy(&t, e, 8);
       CameraEvent ev;
+      detail::check_time(r, t, at + 8);
       ev.t = t;
       const auto x = static_cast<std::int16_t>(detail::le16(e + 8)),
                  y = static_cast<std::int16_t>(detail::le16(e + 10));

@@ -18,22 +18,48 @@ class BlockReader {
  public:
   explicit BlockReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
     if (!in_) throw CameraFileError(path, 0, "cannot open event file");
+    in_.seekg(0, std::ios::end);
+    const std::streamoff end = in_.tellg();
+    in_.seekg(0, std::ios::beg);
+    if (end < 0 || !in_) throw CameraFileError(path, 0, "cannot determine the file size");
+    size_ = static_cast<std::uint64_t>(end);
     buffer_.resize(1 << 20);
   }
 
   const std::string& path() const { return path_; }
   std::uint64_t offset() const { return offset_; }
+  std::uint64_t size() const { return size_; }
+  // Bytes between the current offset and the end of the file: the most any size field read
+  // here can honestly claim.
+  std::uint64_t remaining() const { return size_ > offset_ ? size_ - offset_ : 0; }
 
-  // Header lines: while the next byte is `marker`, read a line (through '\n'). Returns them.
-  std::vector<std::string> header_lines(char marker) {
+  // Header lines: while the next byte is `marker`, read a line (through '\n'). Returns them;
+  // `starts` (if given) receives each line's byte offset. Lines are capped at kMaxHeaderLine
+  // bytes and the header at kMaxHeaderBytes, so a header without newlines cannot fill memory.
+  static constexpr std::size_t kMaxHeaderLine = 1 << 16;
+  static constexpr std::uint64_t kMaxHeaderBytes = 1 << 24;
+  // `last` (if given) ends the header after the line equal to it, so binary data that happens
+  // to start with the marker is not read as text.
+  std::vector<std::string> header_lines(char marker, std::vector<std::uint64_t>* starts = nullptr,
+                                        const char* last = nullptr) {
     std::vector<std::string> lines;
-    while (peek() == marker) {
+    while (peek() == marker && !(last && !lines.empty() && lines.back() == last)) {
+      const std::uint64_t start = offset_;
+      if (start > kMaxHeaderBytes)
+        throw CameraFileError(
+            path_, start, "text header longer than " + std::to_string(kMaxHeaderBytes) + " bytes");
       std::string line;
       int c;
-      while ((c = get()) >= 0 && c != '\n') line.push_back(static_cast<char>(c));
+      while ((c = get()) >= 0 && c != '\n') {
+        if (line.size() == kMaxHeaderLine)
+          throw CameraFileError(
+              path_, start, "header line longer than " + std::to_string(kMaxHeaderLine) + " bytes");
+        line.push_back(static_cast<char>(c));
+      }
       if (c < 0) throw CameraFileError(path_, offset_, "file ends inside the text header");
       if (!line.empty() && line.back() == '\r') line.pop_back();
       lines.push_back(line);
+      if (starts) starts->push_back(start);
     }
     return lines;
   }
@@ -93,6 +119,7 @@ class BlockReader {
   std::vector<unsigned char> buffer_;
   std::size_t pos_ = 0, end_ = 0;
   std::uint64_t offset_ = 0;
+  std::uint64_t size_ = 0;
 };
 
 // Collects decoded events and hands them to the sink in batches.
@@ -139,6 +166,13 @@ inline void check_in_sensor(const BlockReader& r, const SensorSize& s, const Cam
                           "event at (" + std::to_string(e.x) + ", " + std::to_string(e.y) +
                               ") outside the " + std::to_string(s.width) + "x" +
                               std::to_string(s.height) + " sensor");
+}
+
+// Checks a decoded time against the range every camera event must lie in (is_camera_time).
+inline void check_time(const BlockReader& r, std::int64_t t, std::uint64_t offset) {
+  if (!is_camera_time(t))
+    throw CameraFileError(r.path(), offset,
+                          "timestamp " + std::to_string(t) + " us outside [0, 2^53] us");
 }
 
 }  // namespace egret::detail

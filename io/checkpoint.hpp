@@ -3,8 +3,10 @@
 // and the network's parameters by name in natural coordinates (for analysis). Written under a
 // temporary name and renamed.
 //
-//   /            attrs egret_format = "egret-checkpoint", egret_format_version = 1,
-//                epoch, optimizer_steps, configuration, rng_state
+//   /            attrs egret_format = "egret-checkpoint", egret_format_version = 2,
+//                epoch, optimizer_steps, configuration, rng_state,
+//                egret_integrity (CRC-64 of every other dataset and attribute, by path),
+//                egret_integrity_crc64 (CRC-64 of that table)
 //   /training/values, /training/adam_m, /training/adam_v     float64 [P]
 //   /parameters/layer<l>/  attr type (the cell family); every named parameter of the layer
 //                (Layer::parameters(): matrices [rows, cols], vectors [N], scalars as attrs);
@@ -31,6 +33,11 @@ struct Checkpoint {
 // `net` (optional) adds the named parameters.
 void write_checkpoint(const std::string& path, const Checkpoint& c,
                       const Network<double>* net = nullptr);
+// Validated in a child process first (io/hdf5.hpp); a checkpoint any of whose datasets or
+// attributes does not match its CRC-64 is refused, naming the damaged item.
 Checkpoint read_checkpoint(const std::string& path);
+
+// CRC-64/XZ (ECMA-182 polynomial, reflected, initial value and final XOR all ones).
+std::uint64_t crc64(const void* data, std::size_t n);
 
 }  // namespace egret

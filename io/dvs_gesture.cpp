@@ -27,12 +27,12 @@ bool parse_int(const std::string& f, long long& out) {
 }  // namespace
 
 std::vector<GestureLabel> read_gesture_labels(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open gesture label file");
   std::vector<GestureLabel> out;
   std::string line;
   std::size_t n = 0;
-  while (std::getline(in, line)) {
+  while (text::read_line(in, line, path, n + 1)) {
     ++n;
     line = trim(line);
     if (line.empty()) continue;
@@ -53,7 +53,7 @@ std::vector<GestureLabel> read_gesture_labels(const std::string& path) {
     long long cls, s, e;
     if (!parse_int(a, cls) || !parse_int(b, s) || !parse_int(c, e)) fail("not an integer");
     if (cls < 1 || cls > 11) fail("class outside 1-11");
-    if (s < 0 || s >= e) fail("need 0 <= start < end");
+    if (s < 0 || s >= e || e > kMaxCameraTimeUs) fail("need 0 <= start < end <= 2^53 us");
     out.push_back({static_cast<int>(cls), s, e});
   }
   if (n == 0) throw std::invalid_argument(path + ": empty label file");
@@ -68,13 +68,22 @@ void write_gesture_labels(const std::string& path, const std::vector<GestureLabe
 }
 
 std::vector<std::string> read_trial_list(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open trial list");
   std::vector<std::string> out;
   std::string line;
-  while (std::getline(in, line)) {
+  for (std::size_t n = 1; text::read_line(in, line, path, n); ++n) {
     line = trim(line);
-    if (!line.empty()) out.push_back(line);
+    if (line.empty()) continue;
+    // A plain file name in the dataset's folder: no path separators, no "..", an .aedat name.
+    const bool plain = line.find_first_of("/\\") == std::string::npos && line != "." &&
+                       line != ".." && line.size() > 6 &&
+                       line.compare(line.size() - 6, 6, ".aedat") == 0;
+    if (!plain)
+      throw std::invalid_argument(path + ":" + std::to_string(n) +
+                                  ": expected a trial file name like user01_led.aedat: '" + line +
+                                  "'");
+    out.push_back(line);
   }
   return out;
 }

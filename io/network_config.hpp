@@ -7,7 +7,12 @@
 //   "seed": base seed (layer i is initialised with seed + i), "input_channels",
 //   "layers": [{"type": <family>, "units": N, <the family's keys>, "params": {<name>: values}}],
 //   "readout_classes" (> 0: a linear readout W_o o + b_o on the last layer), "readout",
-//   "simulation": {"end_time", "readout_times", "snapshot_times"}
+//   "simulation": {"end_time", "readout_times", "snapshot_times",
+//                  "max_events" (the event budget of one run, sim/engine.hpp)}
+//
+// Time constants, windows and dt below kMinTimeScaleMs, and thresholds below kMinThreshold, are
+// refused (the families register these floors as their keys' minimums): they give event rates
+// with no useful bound.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +45,7 @@ struct NetworkConfig {
   double end_time = 1000;
   std::vector<double> readout_times;
   std::vector<double> snapshot_times;
+  std::uint64_t max_events = kDefaultEventBudget;
 };
 
 // `origin` names the source (a file path) in error messages. Top-level keys listed in
@@ -100,6 +106,7 @@ SimOptions<Scalar> sim_options(const NetworkConfig& cfg) {
   o.end_time = static_cast<Scalar>(cfg.end_time);
   for (double t : cfg.readout_times) o.readout_times.push_back(static_cast<Scalar>(t));
   for (double t : cfg.snapshot_times) o.snapshot_times.push_back(static_cast<Scalar>(t));
+  o.max_events = cfg.max_events;
   return o;
 }
 

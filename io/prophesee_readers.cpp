@@ -11,37 +11,46 @@ namespace {
 using detail::BlockReader;
 using detail::EventBatcher;
 
+// A sensor side from a Prophesee header: digits at `pos` (advanced past them), 1 .. 65535.
+// Anything else (no digits, a sign, zero, more than 65535) is an error naming the field.
+int header_side(const std::string& line, std::size_t& pos, const char* field,
+                const std::string& path, std::uint64_t at) {
+  long v = 0;
+  const std::size_t digits = pos;
+  while (pos < line.size() && line[pos] >= '0' && line[pos] <= '9') {
+    if (v <= kMaxSensorSide) v = v * 10 + (line[pos] - '0');  // stops growing once too large
+    ++pos;
+  }
+  if (pos == digits || v < 1 || v > kMaxSensorSide)
+    throw CameraFileError(path, at,
+                          std::string("header field '") + field + "' is not a sensor size 1.." +
+                              std::to_string(kMaxSensorSide) + ": '" + line + "'");
+  return static_cast<int>(v);
+}
+
 // Sensor size from a Prophesee header: "% geometry WxH", "% format ...;height=H;width=W", or
 // the camera plugin (Gen3: 640x480, Gen4.1 / IMX636: 1280x720). Unknown otherwise.
-SensorSize prophesee_sensor(const std::vector<std::string>& header) {
+SensorSize prophesee_sensor(const std::vector<std::string>& header,
+                            const std::vector<std::uint64_t>& starts, const std::string& path) {
   SensorSize s;
-  // Digits at `pos` (advanced past them); -1 if none.
-  auto number_at = [](const std::string& l, std::size_t& pos) {
-    int v = -1;
-    while (pos < l.size() && l[pos] >= '0' && l[pos] <= '9') {
-      v = (v < 0 ? 0 : v * 10) + (l[pos] - '0');
-      ++pos;
-    }
-    return v;
-  };
-  for (const auto& line : header) {
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    const std::string& line = header[i];
+    const std::uint64_t at = starts[i];
     std::size_t k = line.find("geometry");
     if (k != std::string::npos) {  // "% geometry 640x480"
-      k = line.find_first_of("0123456789", k);
-      if (k != std::string::npos) {
-        const int w = number_at(line, k);
-        if (k < line.size() && line[k] == 'x') {
-          ++k;
-          const int h = number_at(line, k);
-          if (w > 0 && h > 0) return {w, h};
-        }
-      }
+      k = line.find_first_not_of(' ', k + 8);
+      if (k == std::string::npos) k = line.size();
+      const int w = header_side(line, k, "geometry width", path, at);
+      if (k >= line.size() || line[k] != 'x')
+        throw CameraFileError(path, at, "header field 'geometry' is not WxH: '" + line + "'");
+      ++k;
+      return {w, header_side(line, k, "geometry height", path, at)};
     }
     const std::size_t hk = line.find("height="), wk = line.find("width=");
     if (hk != std::string::npos && wk != std::string::npos) {  // "% format EVT3;height=H;width=W"
       std::size_t a = hk + 7, b = wk + 6;
-      const int h = number_at(line, a), w = number_at(line, b);
-      if (w > 0 && h > 0) return {w, h};
+      const int h = header_side(line, a, "height", path, at);
+      return {header_side(line, b, "width", path, at), h};
     }
     if (line.find("plugin_name") != std::string::npos) {
       if (line.find("gen3") != std::string::npos) s = {640, 480};
@@ -50,6 +59,10 @@ SensorSize prophesee_sensor(const std::vector<std::string>& header) {
     }
   }
   return s;
+}
+
+std::string hex_digit(unsigned v) {
+  return std::string("0x") + "0123456789ABCDEF"[v & 0xF];
 }
 
 void check_evt_version(const std::vector<std::string>& header, const std::string& want,
@@ -70,9 +83,10 @@ CameraFileInfo read_evt2(const std::string& path, const CameraEventSink& sink) {
   BlockReader r(path);
   CameraFileInfo info;
   info.format = "evt2";
-  const auto header = r.header_lines('%');
+  std::vector<std::uint64_t> starts;
+  const auto header = r.header_lines('%', &starts);
   check_evt_version(header, "2.0", path);
-  info.sensor = prophesee_sensor(header);
+  info.sensor = prophesee_sensor(header, starts, path);
   info.header_bytes = r.offset();
   EventBatcher out(sink, info);
   std::uint64_t time_high = 0;  // bits 6.. of the timestamp
@@ -103,7 +117,7 @@ CameraFileInfo read_evt2(const std::string& path, const CameraEventSink& sink) {
         ++info.skipped;
         break;
       default:
-        throw CameraFileError(path, at, "unknown EVT 2.0 word type 0x" + std::to_string(type));
+        throw CameraFileError(path, at, "unknown EVT 2.0 word type " + hex_digit(type));
     }
   }
   out.flush();
@@ -114,9 +128,10 @@ CameraFileInfo read_evt3(const std::string& path, const CameraEventSink& sink) {
   BlockReader r(path);
   CameraFileInfo info;
   info.format = "evt3";
-  const auto header = r.header_lines('%');
+  std::vector<std::uint64_t> starts;
+  const auto header = r.header_lines('%', &starts);
   check_evt_version(header, "3.0", path);
-  info.sensor = prophesee_sensor(header);
+  info.sensor = prophesee_sensor(header, starts, path);
   info.header_bytes = r.offset();
   EventBatcher out(sink, info);
   std::uint64_t time_high = 0, time_low = 0, wraps = 0;
@@ -128,6 +143,7 @@ CameraFileInfo read_evt3(const std::string& path, const CameraEventSink& sink) {
   };
   auto emit = [&](std::uint16_t x, std::uint64_t at) {
     CameraEvent e{now(), x, y, pol};
+    detail::check_time(r, e.t, at);
     detail::check_in_sensor(r, info.sensor, e, at);
     out.push(e);
   };
@@ -153,9 +169,13 @@ CameraFileInfo read_evt3(const std::string& path, const CameraEventSink& sink) {
       case 0x5: {  // VECT_8
         const int n = type == 0x4 ? 12 : 8;
         const unsigned mask = word & (type == 0x4 ? 0xFFFu : 0xFFu);
-        for (int i = 0; i < n; ++i)
-          if (mask & (1u << i)) emit(static_cast<std::uint16_t>(x_base + i), at);
-        x_base = static_cast<std::uint16_t>(x_base + n);
+        for (int i = 0; i < n; ++i) {
+          if (!(mask & (1u << i))) continue;
+          if (x_base + i > 0x7FF)
+            throw CameraFileError(path, at, "vector event beyond x = 2047 (11-bit addresses)");
+          emit(static_cast<std::uint16_t>(x_base + i), at);
+        }
+        x_base = static_cast<std::uint16_t>(std::min(x_base + n, 0x800));
         break;
       }
       case 0x6:  // EVT_TIME_LOW
@@ -175,7 +195,7 @@ CameraFileInfo read_evt3(const std::string& path, const CameraEventSink& sink) {
         ++info.skipped;
         break;
       default:
-        throw CameraFileError(path, at, "unknown EVT 3.0 word type 0x" + std::to_string(type));
+        throw CameraFileError(path, at, "unknown EVT 3.0 word type " + hex_digit(type));
     }
   }
   out.flush();
@@ -186,8 +206,9 @@ CameraFileInfo read_prophesee_dat(const std::string& path, const CameraEventSink
   BlockReader r(path);
   CameraFileInfo info;
   info.format = "dat";
-  const auto header = r.header_lines('%');
-  info.sensor = prophesee_sensor(header);
+  std::vector<std::uint64_t> starts;
+  const auto header = r.header_lines('%', &starts);
+  info.sensor = prophesee_sensor(header, starts, path);
   std::size_t size = 8;
   if (!header.empty()) {  // DAT v2: an event type byte and an event size byte follow the header
     unsigned char ts[2];

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <istream>
+#include <stdexcept>
 #include <string>
 
 #include "events/event.hpp"
@@ -36,6 +38,26 @@ inline bool parse_index(const std::string& field, Index& out) {
   const long long v = std::strtoll(f.c_str(), &end, 10);
   if (end != f.c_str() + f.size() || errno == ERANGE) return false;
   out = static_cast<Index>(v);
+  return true;
+}
+
+// Lines of text files are at most this long; a longer "line" is refused, not read into memory.
+inline constexpr std::size_t kMaxLine = 4096;
+
+// Reads the next line (without '\n' or a trailing '\r') into `line`; false at the end of the
+// file. A line longer than kMaxLine is an error naming `path` and the line number.
+inline bool read_line(std::istream& in, std::string& line, const std::string& path,
+                      std::size_t line_no) {
+  line.clear();
+  int c;
+  while ((c = in.get()) != std::char_traits<char>::eof() && c != '\n') {
+    if (line.size() == kMaxLine)
+      throw std::invalid_argument(path + ":" + std::to_string(line_no) + ": line longer than " +
+                                  std::to_string(kMaxLine) + " bytes");
+    line.push_back(static_cast<char>(c));
+  }
+  if (c == std::char_traits<char>::eof() && line.empty()) return false;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
   return true;
 }
 

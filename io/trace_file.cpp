@@ -1,5 +1,6 @@
 #include "io/trace_file.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -42,7 +43,10 @@ std::string read_sorting(hid_t group, const std::string& where) {
   if (H5Aexists(group, "sorting") <= 0)
     throw std::runtime_error(where + ": missing attribute 'sorting'");
   h5::Id attr(H5Aopen(group, "sorting", H5P_DEFAULT));
+  h5::Id space(H5Aget_space(attr.get()));
   h5::Id type(H5Aget_type(attr.get()));
+  if (!attr.valid() || !space.valid() || H5Sget_simple_extent_npoints(space.get()) != 1)
+    throw std::runtime_error(where + ": attribute 'sorting' is not a single value");
   if (H5Tget_class(type.get()) != H5T_ENUM || H5Tget_size(type.get()) != 1)
     throw std::runtime_error(where + ": attribute 'sorting' is not an enum over uint8");
   std::uint8_t v = 0;
@@ -85,11 +89,11 @@ struct TraceFileWriter::LayerStream {
 TraceFileWriter::TraceFileWriter(const std::string& path, std::vector<TraceLayerInfo> layers,
                                  std::size_t buffer_events)
     : path_(path),
-      tmp_path_(path + ".tmp-egret"),
       layers_(std::move(layers)),
-      buffer_events_(std::max<std::size_t>(1, buffer_events)) {
-  if (layers_.empty()) throw std::invalid_argument(path + ": a trace needs at least one layer");
-  file_ = h5::create_file(tmp_path_);
+      buffer_events_(std::max<std::size_t>(1, buffer_events)),
+      file_(layers_.empty()
+                ? throw std::invalid_argument(path + ": a trace needs at least one layer")
+                : path) {
   const hid_t f = file_.get();
   {  // SONATA: a scalar uint32
     h5::Id space(H5Screate(H5S_SCALAR));
@@ -122,12 +126,9 @@ TraceFileWriter::TraceFileWriter(const std::string& path, std::vector<TraceLayer
   totals_.resize(layers_.size());
 }
 
+// Uncommitted, file_ removes the temporary file (after the streams close their datasets).
 TraceFileWriter::~TraceFileWriter() {
-  if (!finished_) {
-    streams_.clear();
-    file_.reset();
-    std::remove(tmp_path_.c_str());
-  }
+  streams_.clear();
 }
 
 void TraceFileWriter::begin_sample(std::int64_t label) {
@@ -154,6 +155,7 @@ void TraceFileWriter::flush(LayerStream& s) {
   s.node_ids.append(s.id_buf.data(), s.id_buf.size());
   s.values.append(s.v_buf.data(), s.v_buf.size());
   s.written += s.t_buf.size();
+  file_.check();  // a full disk stops the run here, not at the end
   s.t_buf.clear();
   s.id_buf.clear();
   s.v_buf.clear();
@@ -255,16 +257,13 @@ void TraceFileWriter::finish() {
   offsets.reset();
   metrics.reset();
   prov.reset();
-  if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error(path_ + ": flush failed");
-  file_.reset();
-  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-    std::remove(tmp_path_.c_str());
-    throw std::runtime_error(path_ + ": cannot rename the finished trace into place");
-  }
+  file_.commit();
   finished_ = true;
 }
 
-TraceData read_trace_file(const std::string& path) {
+namespace {
+
+TraceData read_trace_contents(const std::string& path) {
   h5::Id file = h5::open_file_read(path);
   const hid_t f = file.get();
   if (!h5::has_attribute(f, "egret_format") ||
@@ -300,7 +299,8 @@ TraceData read_trace_file(const std::string& path) {
       throw std::runtime_error(path + ": /egret/events/" + name + "/values has the wrong length");
     h5::Id off = h5::open_group(samples.get(), "offsets", path);
     L.sample_offsets = h5::read_uint64s(off.get(), name, path + ":/egret/samples/offsets");
-    if (L.sample_offsets.size() != d.sample_start.size() + 1 ||
+    if (L.sample_offsets.size() != d.sample_start.size() + 1 || L.sample_offsets.front() != 0 ||
+        !std::is_sorted(L.sample_offsets.begin(), L.sample_offsets.end()) ||
         L.sample_offsets.back() != L.timestamps.size())
       throw std::runtime_error(path + ": /egret/samples/offsets/" + name +
                                " does not match the samples and events");
@@ -319,12 +319,19 @@ TraceData read_trace_file(const std::string& path) {
   for (const char* k :
        {"egret_version", "git_revision", "configuration", "command_line", "utc_time"})
     d.provenance[k] = h5::read_string_attribute(prov.get(), k, path + ":/egret/provenance");
-  d.provenance["seed"] = std::to_string(h5::read_int_attribute(prov.get(), "seed", path));
+  d.provenance["seed"] =
+      std::to_string(h5::read_int_attribute(prov.get(), "seed", path + ":/egret/provenance"));
   if (h5::exists(f, "egret/snapshots/time")) {
     h5::Id snaps = h5::open_group(f, "egret/snapshots", path);
     d.snapshot_times = h5::read_doubles(snaps.get(), "time", path + ":/egret/snapshots");
   }
   return d;
+}
+
+}  // namespace
+
+TraceData read_trace_file(const std::string& path) {
+  return h5::read_untrusted(path, [&] { return read_trace_contents(path); });
 }
 
 SamplesTraceSummary write_samples_trace(const std::string& path, const Network<double>& net,

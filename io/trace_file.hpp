@@ -79,10 +79,10 @@ class TraceFileWriter final : public TraceSink<double> {
   struct LayerStream;
   void flush(LayerStream& s);
 
-  std::string path_, tmp_path_;
+  std::string path_;
   std::vector<TraceLayerInfo> layers_;
   std::size_t buffer_events_;
-  h5::Id file_;
+  h5::OutputFile file_;
   std::vector<std::unique_ptr<LayerStream>> streams_;
   double sample_start_ = 0;
   bool in_sample_ = false;
@@ -95,7 +95,7 @@ class TraceFileWriter final : public TraceSink<double> {
 };
 
 // Everything a trace file holds, read back (checked: an egret trace of a supported version with
-// every required dataset).
+// every required dataset, validated first in a child process: io/hdf5.hpp).
 struct TraceData {
   struct Layer {
     std::string name;

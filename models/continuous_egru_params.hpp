@@ -54,10 +54,10 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
         throw std::invalid_argument(os.str());
       }
     }
-    detail::check_positive(tau_m, layer, "tau_m", false);
-    detail::check_positive(tau_o, layer, "tau_o", false);
-    detail::check_positive(window_input, layer, "window_input", true);
-    detail::check_positive(window_recurrent, layer, "window_recurrent", true);
+    detail::check_time_scale(tau_m, layer, "tau_m", false);
+    detail::check_time_scale(tau_o, layer, "tau_o", false);
+    detail::check_time_scale(window_input, layer, "window_input", true);
+    detail::check_time_scale(window_recurrent, layer, "window_recurrent", true);
   }
 };
 

@@ -37,8 +37,8 @@ struct DiscreteEgruParams : EgruWeights<Scalar> {
 
   void validate(const std::string& layer = "discrete_egru layer") const {
     this->validate_weights(layer);
-    detail::check_positive(dt, layer, "dt", false);
-    detail::check_positive(tau_o, layer, "tau_o", false);
+    detail::check_time_scale(dt, layer, "dt", false);
+    detail::check_time_scale(tau_o, layer, "tau_o", false);
     detail::check_positive(dampening, layer, "pseudo_derivative.dampening", false);
     detail::check_positive(half_width, layer, "pseudo_derivative.half_width", false);
   }

@@ -17,6 +17,11 @@
 
 namespace egret {
 
+// Physical floors (docs/model.md): time constants, windows and dt [ms] below a microsecond, or
+// thresholds below 1e-6, give event rates with no useful bound, so they are refused.
+inline constexpr double kMinTimeScaleMs = 1e-3;
+inline constexpr double kMinThreshold = 1e-6;
+
 namespace detail {
 template <class Derived>
 void check_shape(const Eigen::MatrixBase<Derived>& m, Index rows, Index cols,
@@ -37,6 +42,17 @@ void check_positive(Scalar v, const std::string& layer, const char* name, bool a
     std::ostringstream os;
     os << layer << ": " << name << " must be "
        << (allow_inf ? "> 0 (inf allowed)" : "finite and > 0") << ", got " << v;
+    throw std::invalid_argument(os.str());
+  }
+}
+// A time scale [ms] (tau_m, tau_o, a window, dt): > 0 and at least kMinTimeScaleMs.
+template <class Scalar>
+void check_time_scale(Scalar v, const std::string& layer, const char* name, bool allow_inf) {
+  check_positive(v, layer, name, allow_inf);
+  if (v < static_cast<Scalar>(kMinTimeScaleMs)) {
+    std::ostringstream os;
+    os << layer << ": " << name << " = " << v << " ms is below the documented minimum "
+       << kMinTimeScaleMs << " ms (the event rate would have no useful bound)";
     throw std::invalid_argument(os.str());
   }
 }
@@ -112,6 +128,13 @@ struct EgruWeights {
       if (!(theta(i) > 0)) {
         std::ostringstream os;
         os << layer << ": threshold theta[" << i << "] must be > 0, got " << theta(i);
+        throw std::invalid_argument(os.str());
+      }
+      if (theta(i) < static_cast<Scalar>(kMinThreshold)) {
+        std::ostringstream os;
+        os << layer << ": threshold theta[" << i << "] = " << theta(i)
+           << " is below the documented minimum " << kMinThreshold
+           << " (the event rate would have no useful bound)";
         throw std::invalid_argument(os.str());
       }
     }

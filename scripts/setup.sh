@@ -15,6 +15,7 @@ PACKAGES=(
   libpng-dev                           # frames for the DVS sensor model
   libgtest-dev                         # C++ tests
   clang-format                         # style check in the test script
+  clang libclang-rt-14-dev             # fuzz targets (scripts/fuzz.sh: libFuzzer, ASan, UBSan)
   python3 python3-numpy python3-matplotlib  # figures (scripts/plot_*.py, Debian's /usr/bin/python3)
   python3-h5py python3-pytest          # Python-side tests of the HDF5 files
   pybind11-dev python3-dev             # the Python module (build/python/egret)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: sets up, builds, runs the C++ tests (ctest) and the Python tests
 # (pytest), then builds and runs the C++ tests again under AddressSanitizer +
-# UndefinedBehaviorSanitizer. `--quick` skips the sanitizer pass.
+# UndefinedBehaviorSanitizer, builds the fuzz targets (clang), replays their corpora and fuzzes
+# each target briefly (docs/fuzzing.md), and runs the parallel batch and training tests under
+# ThreadSanitizer. `--quick` skips the sanitizer, fuzz and ThreadSanitizer passes.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 quick=0
@@ -35,4 +37,16 @@ if [ "$quick" -eq 0 ]; then
     -DEGRET_SANITIZE=ON
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir "$root/build-sanitize" --output-on-failure -j "$jobs"
+
+  echo "== fuzz targets (clang, libFuzzer, ASan + UBSan): build, replay the corpora, 10 s each"
+  bash "$root/scripts/fuzz.sh" build
+  bash "$root/scripts/fuzz.sh" replay
+  FUZZ_JOBS="$jobs" bash "$root/scripts/fuzz.sh" campaign 10
+
+  echo "== ThreadSanitizer: the parallel batch and training tests with 2+ TBB threads"
+  bash "$root/scripts/build.sh" "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DEGRET_TSAN=ON -DEGRET_BUILD_BENCH=OFF -DEGRET_BUILD_PYTHON=OFF
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/tsan.supp" \
+    "$root/build-tsan/tests/egret_tests" --gtest_brief=1 \
+    --gtest_filter='Determinism.*:Training.SameResultForOneAndTwoThreads:Training.ResumedRunEqualsUninterruptedRun:Training.DelayCopyExampleReachesFullHeldOutAccuracy'
 fi

@@ -27,6 +27,9 @@ struct SettingKey {
   double maximum = std::numeric_limits<double>::infinity();   // inclusive
   bool allow_infinity = false;                                // "inf" accepted (above maximum)
   std::string doc;                                            // meaning and unit, one line
+  // A physical floor: a positive value below it is refused (time scales far below any physical
+  // one give event rates with no useful bound). Values <= 0 are left to the family's validation.
+  double floor = 0;
 };
 
 // A layer's settings: every key of its family, with the configured value or the default.
@@ -102,6 +105,13 @@ struct CellFamily {
 
  private:
   static void check(const SettingKey& k, double v, const std::string& where) {
+    if (v > 0 && v < k.floor) {
+      const char* unit = k.doc.find("[ms]") != std::string::npos ? " ms" : "";
+      std::ostringstream os;
+      os << where << "." << k.name << ": " << v << unit << " is below the documented minimum "
+         << k.floor << unit << " (the event rate would have no useful bound)";
+      throw std::invalid_argument(os.str());
+    }
     if (std::isnan(v) || (std::isinf(v) && !(k.allow_infinity && v > 0)) ||
         (std::isfinite(v) && (v < k.minimum || v > k.maximum))) {
       std::ostringstream os;

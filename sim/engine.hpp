@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -22,6 +23,17 @@
 
 namespace egret {
 
+// Events one simulation may process by default (inputs, internal events, releases, readouts,
+// snapshots): generous for any sample egret's examples and tasks run, yet it stops a network
+// whose event rate has no useful bound within seconds instead of growing without end.
+inline constexpr std::uint64_t kDefaultEventBudget = 100'000'000;
+
+// Thrown when a simulation needs more events than SimOptions::max_events.
+class EventBudgetExceeded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 template <class Scalar>
 struct SimOptions {
   Scalar end_time = 0;                // events with time <= end_time are processed [ms]
@@ -33,7 +45,23 @@ struct SimOptions {
   bool record_trace = true;            // keep every emitted event in the result
   Tape<Scalar>* tape = nullptr;        // if set, record what the exact backward pass needs
   TraceSink<Scalar>* sink = nullptr;   // if set, receives every emitted event as it happens
+  // The event budget: a run that would process more events stops with EventBudgetExceeded.
+  // Configurations set it as "simulation": {"max_events": N}; the CLI as --max-events N.
+  std::uint64_t max_events = kDefaultEventBudget;
 };
+
+namespace detail {
+template <class Scalar>
+[[noreturn]] void event_budget_exceeded(std::uint64_t budget, Scalar t, Scalar end_time) {
+  std::ostringstream os;
+  os << "simulate: event budget exceeded: " << budget << " events processed by t = " << t
+     << " ms of end_time = " << end_time
+     << " ms (the network's event rate may have no useful bound; if the run is legitimate, "
+        "raise the budget: \"simulation\": {\"max_events\": N} in the configuration, "
+        "--max-events N on the command line, or SimOptions::max_events)";
+  throw EventBudgetExceeded(os.str());
+}
+}  // namespace detail
 
 template <class Scalar>
 SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& input,
@@ -45,6 +73,8 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
        << net.layer(0).type_name() << ") expects " << net.input_channels();
     throw std::invalid_argument(os.str());
   }
+  if (options.max_events == 0)
+    throw std::invalid_argument("simulate: the event budget (max_events) must be positive");
   if (!std::isfinite(options.end_time) || options.end_time < 0) {
     std::ostringstream os;
     os << "simulate: end_time must be finite and >= 0, got " << options.end_time;
@@ -171,6 +201,8 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
         consider({ie.time, EventKind::kInternal, l, ie.unit, 0, 0, 0}, Source::kLayer);
     }
     if (source == Source::kNone) break;
+    if (result.events_processed >= options.max_events)
+      detail::event_budget_exceeded(options.max_events, best.time, end);
     ++result.events_processed;
 
     switch (source) {

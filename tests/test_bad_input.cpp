@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "models/continuous_egru_layer.hpp"
 #include "models/discrete_egru_layer.hpp"
@@ -140,6 +141,69 @@ TEST(BadInput, MismatchedShapes) {
   opt.end_time = 1;
   expect_error([&] { egret::simulate(net, egret::InputStream<double>({}, 3), opt); },
                {"3 channels", "expects 2"});
+}
+
+// Time scales and thresholds far below any physical scale give event rates with no useful
+// bound: refused with the value and the documented minimum (models/egru_weights.hpp).
+TEST(BadInput, UnphysicalTimeScalesAndThresholds) {
+  auto make = [](P p) { egret::ContinuousEgruLayer<double> l(std::make_shared<P>(std::move(p))); };
+  auto make_d = [](D p) { egret::DiscreteEgruLayer<double> l(std::make_shared<D>(std::move(p))); };
+  const std::pair<const char*, double P::*> time_scales[] = {
+      {"tau_m", &P::tau_m},
+      {"tau_o", &P::tau_o},
+      {"window_input", &P::window_input},
+      {"window_recurrent", &P::window_recurrent}};
+  for (const auto& [name, field] : time_scales) {
+    P p = P::zeros(3, 2);
+    p.*field = 1e-12;
+    expect_error([&] { make(p); }, {name, "1e-12 ms is below the documented minimum 0.001 ms"});
+  }
+  {
+    P p = P::zeros(3, 2);
+    p.theta[2] = 1e-12;
+    expect_error([&] { make(p); }, {"theta[2] = 1e-12 is below the documented minimum 1e-06"});
+    p.theta[2] = 1e-6;
+    p.tau_m = p.tau_o = p.window_input = p.window_recurrent = 1e-3;
+    make(p);  // the minimums themselves are accepted
+  }
+  {
+    D p = D::zeros(3, 2);
+    p.dt = 1e-12;
+    expect_error([&] { make_d(p); }, {"dt = 1e-12 ms is below the documented minimum 0.001 ms"});
+    p.dt = 1;
+    p.tau_o = 1e-12;
+    expect_error([&] { make_d(p); }, {"tau_o"});
+  }
+}
+
+// Every run has an event budget; a network that needs more stops with an error that names it.
+TEST(BadInput, EventBudget) {
+  P p = P::zeros(2, 1, 0.3);
+  p.b_z.setConstant(3);  // z = tanh(3) > theta: each unit fires periodically without input
+  p.tau_m = 1;
+  egret::Network<double> net;
+  net.add_layer(std::make_unique<egret::ContinuousEgruLayer<double>>(std::make_shared<P>(p)));
+  const egret::InputStream<double> in({}, 1);
+  egret::SimOptions<double> opt;
+  opt.end_time = 100;
+  const auto full = egret::simulate(net, in, opt);
+  ASSERT_GT(full.events_processed, 100u);
+  opt.max_events = full.events_processed;  // exactly enough
+  EXPECT_EQ(egret::simulate(net, in, opt).events_processed, full.events_processed);
+  opt.max_events = full.events_processed - 1;
+  try {
+    egret::simulate(net, in, opt);
+    ADD_FAILURE() << "no error for a run beyond its event budget";
+  } catch (const egret::EventBudgetExceeded& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("event budget exceeded: " + std::to_string(opt.max_events) + " events"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("max_events"), std::string::npos) << msg;
+  }
+  opt.max_events = 0;
+  expect_error([&] { egret::simulate(net, in, opt); },
+               {"event budget (max_events) must be positive"});
 }
 
 TEST(BadInput, RunOptions) {

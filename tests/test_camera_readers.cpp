@@ -4,6 +4,8 @@
 // packets, wrong sizes, random bytes, all clear errors with a byte offset.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -277,3 +279,225 @@ TEST(CameraReaders, RandomBytesNeverCrash) {
 }
 
 }  // namespace
+
+namespace {
+
+void put_le(std::string& s, std::uint64_t v, int bytes) {
+  for (int k = 0; k < bytes; ++k) s.push_back(static_cast<char>((v >> (8 * k)) & 0xFF));
+}
+
+// A .npy file (version 1.0) with the given header dict and raw record bytes.
+std::string npy_file(const std::string& dict, const std::string& records) {
+  std::string header = dict;
+  while ((10 + header.size() + 1) % 64 != 0) header.push_back(' ');
+  header.push_back('\n');
+  std::string f = "\x93NUMPY";
+  f.push_back(1);
+  f.push_back(0);
+  put_le(f, header.size(), 2);
+  return f + header + records;
+}
+
+std::string npy_error(const std::string& name, const std::string& dict,
+                      const std::string& records) {
+  const std::string path = scratch(name);
+  write_bytes(path, npy_file(dict, records));
+  return error_of([&] { egret::read_camera_recording(path); });
+}
+
+}  // namespace
+
+TEST(CameraReaders, NpyHeadersAreParsedWithinTheirBounds) {
+  const std::string rec(8, '\0');
+  // A descr that never closes, a tuple that never closes, a quote that never closes.
+  EXPECT_NE(npy_error("a.npy", "{'descr': [('x', '<i2'", "").find("never closes"),
+            std::string::npos);
+  EXPECT_NE(npy_error("b.npy", "{'descr': [('x', '<i2'), ", "").find("never closes"),
+            std::string::npos);
+  EXPECT_NE(npy_error("c.npy", "{'descr': [('x", "").find("never closes"), std::string::npos);
+  // Sub-arrays, unsupported types, duplicate names, a shape that is not (N,).
+  EXPECT_NE(npy_error("d.npy", "{'descr': [('x', '<i2', (2,))], 'shape': (1,)}", rec)
+                .find("sub-arrays are not supported"),
+            std::string::npos);
+  EXPECT_NE(npy_error("e.npy", "{'descr': [('x', '<f2')], 'shape': (1,)}", rec)
+                .find("type '<f2' of field 'x' is not supported"),
+            std::string::npos);
+  EXPECT_NE(npy_error("f.npy", "{'descr': [('x', '<i2'), ('x', '<i2')], 'shape': (1,)}", rec)
+                .find("field 'x' appears twice"),
+            std::string::npos);
+  const std::string four = "{'descr': [('x', '<u1'), ('y', '<u1'), ('p', '<u1'), ('t', '<u1')], ";
+  EXPECT_NE(npy_error("g.npy", four + "'shape': (2, 2)}", rec).find("not one-dimensional"),
+            std::string::npos);
+  // The header length field against the file size: 60000 bytes claimed by a 12-byte file.
+  std::string f = "\x93NUMPY";
+  f.push_back(1);
+  f.push_back(0);
+  put_le(f, 60000, 2);
+  f += "{}";
+  write_bytes(scratch("h.npy"), f);
+  const std::string e = error_of([&] { egret::read_camera_recording(scratch("h.npy")); });
+  EXPECT_NE(e.find("byte 8: npy header length 60000 exceeds the 2 bytes left in the file"),
+            std::string::npos)
+      << e;
+  // Records must match the shape: one record more or one fewer than (N,) says.
+  EXPECT_NE(npy_error("i.npy", four + "'shape': (1,)}", std::string(8, '\0'))
+                .find("data beyond the 1 records the npy shape declares"),
+            std::string::npos);
+  EXPECT_NE(npy_error("j.npy", four + "'shape': (3,)}", std::string(8, '\0'))
+                .find("the file holds 2 records, its npy shape 3"),
+            std::string::npos);
+}
+
+TEST(CameraReaders, NpyValuesThatCannotBeRepresentedAreRefused) {
+  const std::string dict_f8 =
+      "{'descr': [('x', '<u2'), ('y', '<u2'), ('p', '<u1'), ('t', '<f8')], 'fortran_order': "
+      "False, 'shape': (2,), }";
+  auto record_f8 = [](double t) {
+    std::string r;
+    put_le(r, 3, 2);
+    put_le(r, 4, 2);
+    r.push_back(1);
+    std::uint64_t bits;
+    std::memcpy(&bits, &t, 8);
+    put_le(r, bits, 8);
+    return r;
+  };
+  const std::size_t header = npy_file(dict_f8, "").size();
+  for (double bad : {1e300, 1e308, std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+    const std::string e = npy_error("t.npy", dict_f8, record_f8(5) + record_f8(bad));
+    EXPECT_NE(e.find("byte " + std::to_string(header + 13) + ": record 1: field 't' = "),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find("is not a whole number in the int64 range"), std::string::npos) << e;
+  }
+  // Whole numbers in range but beyond 2^53 us, or negative: outside the camera time range.
+  for (double bad : {9.2e18, 1e16, -1.0}) {
+    const std::string e = npy_error("t.npy", dict_f8, record_f8(5) + record_f8(bad));
+    EXPECT_NE(e.find("record 1: time "), std::string::npos) << e;
+    EXPECT_NE(e.find("us outside [0, 2^53] us"), std::string::npos) << e;
+  }
+  // The boundary itself is read back exactly.
+  const std::string path = scratch("edge.npy");
+  write_bytes(path, npy_file(dict_f8, record_f8(0) + record_f8(9007199254740992.0)));
+  const auto ok = egret::read_camera_recording(path);
+  ASSERT_EQ(ok.events.size(), 2u);
+  EXPECT_EQ(ok.events[1].t, egret::kMaxCameraTimeUs);
+  // uint64 2^64 - 1 in any field is refused, not wrapped to -1 (which read as polarity OFF).
+  const std::string dict_u8 =
+      "{'descr': [('x', '<u8'), ('y', '<u8'), ('p', '<u8'), ('t', '<u8')], 'fortran_order': "
+      "False, 'shape': (1,), }";
+  for (int field = 0; field < 4; ++field) {
+    std::string r;
+    for (int k = 0; k < 4; ++k) put_le(r, k == field ? ~std::uint64_t{0} : 1, 8);
+    const std::string e = npy_error("u.npy", dict_u8, r);
+    EXPECT_NE(e.find("= 18446744073709551615 is not a whole number in the int64 range"),
+              std::string::npos)
+        << field << ": " << e;
+  }
+  // Coordinates and polarities out of range, with the record index.
+  std::string r;
+  for (std::uint64_t v : {70000, 1, 1, 1}) put_le(r, v, 8);
+  EXPECT_NE(npy_error("x.npy", dict_u8, r).find("record 0: coordinates (70000, 1) out of range"),
+            std::string::npos);
+}
+
+TEST(CameraReaders, Aedat31HeaderAndPacketNumbersAreChecked) {
+  const std::string head = "#!AER-DAT3.1\r\n#Format: RAW\r\n#Source 1: DVS128\r\n#!END-HEADER\r\n";
+  auto error_for = [&](const std::string& content) {
+    write_bytes(scratch("h.aedat"), content);
+    return error_of([&] { egret::read_camera_recording(scratch("h.aedat")); });
+  };
+  // Required lines, and only uncompressed data.
+  EXPECT_NE(error_for("#!AER-DAT3.1\r\n#Source 1: DVS128\r\n#!END-HEADER\r\n")
+                .find("header without a #Format: RAW line"),
+            std::string::npos);
+  EXPECT_NE(error_for("#!AER-DAT3.1\r\n#Format: RAW\r\n#!END-HEADER\r\n")
+                .find("header without a #Source line"),
+            std::string::npos);
+  EXPECT_NE(error_for("#!AER-DAT3.1\r\n#Format: SerializedTS\r\n#Source 1: DVS128\r\n#!END-"
+                      "HEADER\r\n")
+                .find("unsupported '#Format: SerializedTS'"),
+            std::string::npos);
+  EXPECT_NE(error_for("#!AER-DAT3.1\r\n#Format: RAW\r\n#Source 1: DVS 99999999999x2\r\n#!END-"
+                      "HEADER\r\n")
+                .find("#Source line with a sensor size outside 1..32768"),
+            std::string::npos);
+  // A packet whose timestamp offset is 2^31 - 1 (offset + 4 once overflowed int32).
+  std::string p = head;
+  put_le(p, 2, 2);
+  put_le(p, 1, 2);
+  put_le(p, 8, 4);
+  put_le(p, 0x7FFFFFFF, 4);
+  for (int k = 0; k < 4; ++k) put_le(p, 1, 4);
+  p += std::string(8, '\0');
+  const std::string e = error_for(p);
+  EXPECT_NE(e.find("byte " + std::to_string(head.size()) +
+                   ": corrupt AEDAT 3.1 packet header (type 2, size 8, offset 2147483647"),
+            std::string::npos)
+      << e;
+  // A binary packet starting with '#' (type 35) is data, not a header line.
+  std::string hash = head;
+  put_le(hash, 35, 2);
+  put_le(hash, 1, 2);
+  put_le(hash, 4, 4);
+  put_le(hash, 0, 4);
+  put_le(hash, 0, 4);
+  for (int k = 0; k < 3; ++k) put_le(hash, 1, 4);
+  put_le(hash, 0, 4);
+  write_bytes(scratch("hash.aedat"), hash);
+  const auto info =
+      egret::read_camera_file(scratch("hash.aedat"), [](const CameraEvent*, std::size_t) {});
+  EXPECT_EQ(info.skipped, 1u);
+  EXPECT_EQ(info.events, 0u);
+}
+
+TEST(CameraReaders, Aedat31WriterRefusesWhatItsReaderRefuses) {
+  const std::string path = scratch("edge.aedat");
+  // The largest time, the last pixel of the sensor: written and read back exactly.
+  const std::vector<CameraEvent> edge = {{0, 0, 0, 0}, {egret::kMaxCameraTimeUs, 239, 179, 1}};
+  egret::write_aedat31(path, edge, {240, 180});
+  EXPECT_EQ(egret::read_camera_recording(path).events, edge);
+  // One microsecond more, or one pixel outside the sensor: refused when writing.
+  std::string e = error_of([&] {
+    egret::write_aedat31(path, {{egret::kMaxCameraTimeUs + 1, 0, 0, 1}}, {240, 180});
+  });
+  EXPECT_NE(e.find("write_aedat31: event 0 at 9007199254740993 us: times must be sorted and in "
+                   "[0, 2^53] us"),
+            std::string::npos)
+      << e;
+  e = error_of([&] { egret::write_aedat31(path, {{5, 240, 0, 1}}, {240, 180}); });
+  EXPECT_NE(e.find("event 0 at (240, 0) does not fit the 240x180 sensor"), std::string::npos) << e;
+  e = error_of([&] { egret::write_aedat31(path, {{5, 0, 0, 1}}, {0, 0}); });
+  EXPECT_NE(e.find("sensor 0x0 outside the AEDAT 3.1 range"), std::string::npos) << e;
+  // The file written before the refusals is untouched.
+  EXPECT_EQ(egret::read_camera_recording(path).events, edge);
+}
+
+TEST(CameraReaders, PropheseeHeaderNumbersAreChecked) {
+  auto error_for = [&](const std::string& header) {
+    write_bytes(scratch("h.raw"), "% evt 3.0\n" + header + "\n");
+    return error_of([&] { egret::read_camera_recording(scratch("h.raw")); });
+  };
+  EXPECT_NE(error_for("% format EVT3;height=0;width=640")
+                .find("byte 10: header field 'height' is not a sensor size 1..65535"),
+            std::string::npos);
+  EXPECT_NE(error_for("% format EVT3;height=480;width=65536").find("header field 'width'"),
+            std::string::npos);
+  EXPECT_NE(error_for("% format EVT3;height=-480;width=640").find("header field 'height'"),
+            std::string::npos);
+  EXPECT_NE(error_for("% geometry 99999999999999999999x480").find("header field 'geometry width'"),
+            std::string::npos);
+  EXPECT_NE(error_for("% geometry 640-480").find("header field 'geometry' is not WxH"),
+            std::string::npos);
+  // The largest sensor is accepted.
+  write_bytes(scratch("max.raw"), "% evt 3.0\n% format EVT3;height=65535;width=65535\n");
+  EXPECT_EQ(egret::read_camera_recording(scratch("max.raw")).sensor.width, 65535);
+}
+
+TEST(CameraReaders, HugeHeaderLinesAreRefused) {
+  write_bytes(scratch("long.raw"), "% evt 3.0\n%" + std::string(70000, 'a') + "\n");
+  EXPECT_NE(error_of([&] {
+              egret::read_camera_recording(scratch("long.raw"));
+            }).find("byte 10: header line longer than 65536 bytes"),
+            std::string::npos);
+}

@@ -102,4 +102,83 @@ TEST(CameraTransforms, FramesAndInputEvents) {
   for (std::size_t i = 0; i < b.size(); ++i) EXPECT_EQ(b[i].value, 1.0);
 }
 
+// Spans, counts and sizes that once overflowed are refused before anything is allocated, with
+// the counts in the message; extreme but valid times give exact results.
+TEST(CameraTransforms, HugeSpansAndSensorsAreRefusedBeforeAllocating) {
+  const std::vector<E> wide = {{0, 0, 0, 1}, {1, 1, 0, 1}, {std::int64_t{1} << 49, 2, 0, 0}};
+  std::size_t bins = 7;
+  auto err = [](auto&& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(err([&] {
+              egret::to_frames(wide, {128, 128}, 1, 1, bins);
+            })
+                .find("562949953421313 bins of 1 us x 1 polarities x 128x128 pixels exceed the "
+                      "cap of 2^28 counts"),
+            std::string::npos);
+  // The whole int64 range: the span itself does not fit int64.
+  const std::vector<E> extreme = {{INT64_MIN, 0, 0, 1}, {INT64_MAX, 0, 0, 1}};
+  EXPECT_NE(err([&] {
+              egret::to_frames(extreme, {4, 4}, 1, 1, bins);
+            }).find("do not form a valid span"),
+            std::string::npos);
+  EXPECT_NE(err([&] { egret::slice_by_time(extreme, 1000); }).find("do not form a valid span"),
+            std::string::npos);
+  EXPECT_NE(err([&] {
+              egret::slice_by_time(wide, 1000);
+            }).find("562949953422 windows of stride 1000 us, more than the cap of 2^22"),
+            std::string::npos);
+  // Within the cap, the same span in large bins: exact counts (bins 0 and 1).
+  const auto frames = egret::to_frames(wide, {4, 1}, std::int64_t{1} << 48, 1, bins);
+  ASSERT_EQ(bins, 3u);
+  ASSERT_EQ(frames.size(), 12u);
+  EXPECT_EQ(frames[0], 1u);          // (0, 0) in bin 0
+  EXPECT_EQ(frames[1], 1u);          // (1, 0) in bin 0
+  EXPECT_EQ(frames[2 * 4 + 2], 1u);  // (2, 0) in bin 2
+  // Sensors beyond 2^26 pixels for per-pixel state.
+  const std::vector<E> one = {{5, 0, 0, 1}};
+  EXPECT_NE(err([&] {
+              egret::denoise(one, {65535, 65535}, 10);
+            }).find("a 65535x65535 sensor has more than 2^26 pixels"),
+            std::string::npos);
+  EXPECT_NE(err([&] {
+              egret::refractory_period(one, {65535, 65535}, 10);
+            }).find("2^26 pixels"),
+            std::string::npos);
+  EXPECT_NE(err([&] {
+              egret::to_input_stream(one, {65535, 65535}, false, 0, 10, egret::Coalesce::kSum);
+            }).find("2^26 pixels"),
+            std::string::npos);
+  // Events far from t0: the difference does not fit int64.
+  EXPECT_NE(err([&] {
+              egret::to_input_stream({{INT64_MAX, 0, 0, 1}}, {2, 2}, false, INT64_MIN, 10,
+                                     egret::Coalesce::kSum);
+            }).find("before t0 or too far from it"),
+            std::string::npos);
+  // A crop box whose corner overflows int is refused, not wrapped into the sensor.
+  egret::SensorSize s{64, 64};
+  EXPECT_THROW(egret::crop(one, s, INT32_MAX, 0, 2, 2), std::invalid_argument);
+}
+
+TEST(CameraTransforms, ExtremeTimesDoNotOverflowPerPixelState) {
+  // Refractory period: the first event of a pixel is always kept, whatever its time; a later
+  // one within the period is dropped; differences beyond int64 count as far apart.
+  const std::vector<E> ev = {{INT64_MIN, 0, 0, 1},
+                             {INT64_MIN + 5, 0, 0, 1},
+                             {INT64_MAX - 1, 0, 0, 1},
+                             {INT64_MAX, 0, 0, 1}};
+  EXPECT_EQ(times(egret::refractory_period(ev, {1, 1}, 10)),
+            (std::vector<std::int64_t>{INT64_MIN, INT64_MAX - 1}));
+  // Denoise: a pixel remembering t + filter_time saturates at INT64_MAX instead of wrapping to a
+  // negative time (which made its neighbour's later event look isolated). The first event has
+  // no recent neighbour and is dropped; the second has one and is kept.
+  const std::vector<E> late = {{INT64_MAX - 3, 1, 0, 1}, {INT64_MAX - 2, 0, 0, 1}};
+  EXPECT_EQ(times(egret::denoise(late, {2, 1}, 100)), (std::vector<std::int64_t>{INT64_MAX - 2}));
+}
+
 }  // namespace

@@ -1,12 +1,14 @@
 // Configuration files and event text files: parsing, strict errors, atomic writes.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "io/event_csv.hpp"
 #include "io/network_config.hpp"
+#include "io/trace_file.hpp"
 #include "tests/test_support.hpp"
 
 namespace {
@@ -182,6 +184,112 @@ TEST(ConfigIo, TraceIsWrittenAtomically) {
   EXPECT_NE(error_of([&] { egret::write_trace_csv(bad, {}); }).find("cannot create"),
             std::string::npos);
   EXPECT_FALSE(fs::exists(bad));
+}
+
+// A time constant, window, dt or threshold far below any physical scale makes the event rate
+// unbounded (the run never finishes): refused when the configuration is read, naming the key,
+// the value and the minimum. The minimums themselves are accepted.
+TEST(ConfigIo, UnphysicalTimeScalesAndThresholdsAreRefusedNamingTheKey) {
+  const std::string hang =
+      std::string(EGRET_SOURCE_DIR) +
+      "/tests/fuzz/corpus/regressions/network_config/cfg_tau_m_1e-12_hang.json";
+  const std::string e = error_of([&] { egret::load_network_config(hang); });
+  for (const char* fragment : {"cfg_tau_m_1e-12_hang.json", "layers[0].tau_m", "1e-12 ms",
+                               "below the documented minimum 0.001 ms"})
+    EXPECT_NE(e.find(fragment), std::string::npos) << e << " lacks " << fragment;
+  auto err = [](const std::string& layer) {
+    return error_of([&] {
+      egret::parse_network_config(R"({"input_channels": 2, "layers": [)" + layer + "]}",
+                                  "net.json");
+    });
+  };
+  const std::string c = R"({"type": "continuous_egru", "units": 2, )";
+  const std::string d = R"({"type": "discrete_egru", "units": 2, )";
+  EXPECT_NE(err(c + R"("tau_o": 1e-12})").find("net.json: layers[0].tau_o: 1e-12 ms is below"),
+            std::string::npos);
+  EXPECT_NE(err(c + R"("window_input": 1e-4})").find("layers[0].window_input: 0.0001 ms"),
+            std::string::npos);
+  EXPECT_NE(err(c + R"("window_recurrent": 1e-12})").find("layers[0].window_recurrent"),
+            std::string::npos);
+  EXPECT_NE(err(d + R"("dt": 1e-12})")
+                .find("layers[0].dt: 1e-12 ms is below the documented "
+                      "minimum 0.001 ms"),
+            std::string::npos);
+  EXPECT_NE(err(c + R"("threshold": 1e-12})")
+                .find("layers[0].threshold: 1e-12 is below the documented minimum 1e-06"),
+            std::string::npos);
+  // A threshold given per unit is checked when the network is built.
+  const auto per_unit = egret::parse_network_config(
+      R"({"input_channels": 2, "layers": [)" + c + R"("params": {"theta": [0.3, 1e-9]}}]})",
+      "net.json");
+  EXPECT_NE(error_of([&] {
+              egret::build_network<double>(per_unit);
+            }).find("theta[1] = 1e-09 is below the documented minimum 1e-06"),
+            std::string::npos);
+  // Exactly the minimums: accepted.
+  const auto at_floor = egret::parse_network_config(
+      R"({"input_channels": 2, "layers": [)" + c +
+          R"("tau_m": 0.001, "tau_o": 0.001, "window_input": 0.001, "window_recurrent": 0.001,
+             "threshold": 1e-6}, )" +
+          d + R"("dt": 0.001, "tau_o": 0.001, "threshold": 1e-6}]})",
+      "net.json");
+  const auto net = egret::build_network<double>(at_floor);
+  EXPECT_EQ(net.size(), 2);
+}
+
+// A network of 4 identical units that fire together, periodically, without input (zero
+// weights): u = sigmoid(0) = 1/2, z = tanh(3), so one crossing every
+// (tau_m / u) ln(z / (z - theta)) = 0.718 ms (docs/model.md), about 1,390 in 1,000 ms.
+std::string busy_network(const std::string& simulation) {
+  return R"({"input_channels": 1, "layers": [{"type": "continuous_egru", "units": 4, "tau_m": 1,
+             "threshold": 0.3, "init": {"weight_scale": 0, "bias_z": 3, "bias_spread": 0}}],
+             "simulation": )" +
+         simulation + "}";
+}
+
+TEST(ConfigIo, EventBudgetStopsTheRunAndLeavesNoTrace) {
+  const auto cfg = egret::parse_network_config(
+      busy_network(R"({"end_time": 1000, "max_events": 200})"), "busy.json");
+  EXPECT_EQ(cfg.max_events, 200u);
+  const egret::InputStream<double> none({}, 1);
+  {  // Without the configured budget (the default), the run finishes with far more events.
+    auto net = egret::build_network<double>(
+        egret::parse_network_config(busy_network(R"({"end_time": 1000})"), "busy.json"));
+    auto options = egret::sim_options<double>(cfg);
+    options.max_events = egret::kDefaultEventBudget;
+    const auto result = egret::simulate(net, none, options);
+    const double z = std::tanh(3.0), interval = 2 * std::log(z / (z - 0.3));
+    EXPECT_NEAR(static_cast<double>(result.events_processed), 1000 / interval, 1.0);
+    EXPECT_EQ(result.layers[0].events, 4 * result.events_processed);
+  }
+  const fs::path dir = scratch("budget");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string trace = (dir / "trace.h5").string();
+  auto net = egret::build_network<double>(cfg);
+  std::string message;
+  try {  // as `egret simulate --trace` runs it: the trace streamed while the run goes on
+    egret::TraceFileWriter writer(trace, egret::trace_layers(net));
+    writer.begin_sample(-1);
+    auto options = egret::sim_options<double>(cfg);
+    options.sink = &writer;
+    options.record_trace = false;
+    const auto result = egret::simulate(net, none, options);
+    writer.end_sample(result);
+    writer.finish();
+    ADD_FAILURE() << "the run finished within a budget of 200 events";
+  } catch (const egret::EventBudgetExceeded& e) {
+    message = e.what();
+  }
+  for (const char* fragment : {"event budget exceeded: 200 events processed", "end_time = 1000",
+                               "\"max_events\"", "--max-events"})
+    EXPECT_NE(message.find(fragment), std::string::npos) << message << " lacks " << fragment;
+  EXPECT_TRUE(fs::is_empty(dir)) << "a partial trace or temporary file was left behind";
+  // A budget of 0 is not a budget.
+  EXPECT_NE(error_of([] {
+              egret::parse_network_config(busy_network(R"({"max_events": 0})"), "busy.json");
+            }).find("simulation.max_events: expected an integer >= 1"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -97,4 +97,48 @@ TEST(DvsGesture, DirectoryRoundTripWithSlicing) {
   EXPECT_THROW(egret::load_gesture_split(dir.string(), "validation"), std::invalid_argument);
 }
 
+// Label CSVs and split files are bounded and strict: numbers checked, times in the camera
+// range, trial names plain file names in the dataset folder, long lines refused, errors with
+// file:line.
+TEST(DvsGesture, LabelAndSplitFilesAreStrict) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "egret_gesture_strict";
+  fs::create_directories(dir);
+  const std::string labels = (dir / "labels.csv").string();
+  auto label_error = [&](const std::string& text) {
+    std::ofstream(labels, std::ios::binary) << text;
+    return error_of([&] { egret::read_gesture_labels(labels); });
+  };
+  const std::string header = "class,startTime_usec,endTime_usec\n";
+  EXPECT_NE(label_error(header + "1,0,99999999999999999999\n").find("labels.csv:2: not an integer"),
+            std::string::npos);
+  EXPECT_NE(label_error(header + "1,0,nan\n").find("labels.csv:2: not an integer"),
+            std::string::npos);
+  EXPECT_NE(label_error(header + "1,0,9007199254740993\n")
+                .find("labels.csv:2: need 0 <= start < end <= 2^53 us"),
+            std::string::npos);
+  EXPECT_NE(label_error(header + "1,5," + std::string(5000, '9') + "\n")
+                .find("labels.csv:2: line longer than 4096 bytes"),
+            std::string::npos);
+  std::ofstream(labels, std::ios::binary) << header << "11,0,9007199254740992\r\n";
+  const auto edge = egret::read_gesture_labels(labels);
+  ASSERT_EQ(edge.size(), 1u);
+  EXPECT_EQ(edge[0].end_us, std::int64_t{1} << 53);
+
+  const std::string list = (dir / "trials_to_train.txt").string();
+  auto list_error = [&](const std::string& text) {
+    std::ofstream(list, std::ios::binary) << text;
+    return error_of([&] { egret::read_trial_list(list); });
+  };
+  EXPECT_NE(list_error("user01_led.aedat\n../../etc/passwd.aedat\n")
+                .find("trials_to_train.txt:2: expected a trial file name like user01_led.aedat"),
+            std::string::npos);
+  EXPECT_NE(list_error("/abs/user01.aedat\n").find("trials_to_train.txt:1:"), std::string::npos);
+  EXPECT_NE(list_error("user01_led.txt\n").find("trials_to_train.txt:1:"), std::string::npos);
+  EXPECT_NE(list_error(std::string(5000, 'a') + ".aedat\n").find("line longer than 4096 bytes"),
+            std::string::npos);
+  std::ofstream(list, std::ios::binary) << "user01_led.aedat\r\n\n user02_led.aedat \n";
+  EXPECT_EQ(egret::read_trial_list(list),
+            (std::vector<std::string>{"user01_led.aedat", "user02_led.aedat"}));
+}
+
 }  // namespace

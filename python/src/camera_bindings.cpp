@@ -37,6 +37,16 @@ std::vector<std::int64_t> field(const py::array& a, const char* name, const char
   if (kind != 'i' && kind != 'u' && kind != 'b')
     throw std::invalid_argument(std::string(what) + ": field '" + name +
                                 "' must have an integer or bool dtype");
+  if (kind == 'u' &&
+      column.dtype().itemsize() == 8) {  // uint64 above 2^63 - 1: refused, not wrapped
+    using U64 = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>;
+    const U64 u = py::cast<U64>(column);
+    for (py::ssize_t i = 0; i < u.shape(0); ++i)
+      if (u.data()[i] > static_cast<std::uint64_t>(INT64_MAX))
+        throw std::invalid_argument(std::string(what) + ": event " + std::to_string(i) +
+                                    " has field '" + name + "' = " + std::to_string(u.data()[i]) +
+                                    ", beyond the int64 range");
+  }
   const I64 v = py::cast<I64>(column);
   return {v.data(), v.data() + v.shape(0)};
 }
@@ -144,7 +154,7 @@ void bind_camera(py::module_& m) {
         return out;
       },
       py::arg("events"), py::arg("length"), py::arg("overlap") = 0,
-      "Consecutive time windows of `length` us (tonic SliceByTime).");
+      "Consecutive time windows of `length` us (tonic SliceByTime); at most 2^22 windows.");
   m.def(
       "denoise",
       [](const py::object& e, std::pair<int, int> s, std::int64_t filter_time) {
@@ -195,7 +205,8 @@ void bind_camera(py::module_& m) {
         return a;
       },
       py::arg("events"), py::arg("sensor_size"), py::arg("bin_length"), py::arg("polarities") = 2,
-      "Event counts per (bin, polarity, y, x) (tonic ToFrame with a time window).");
+      "Event counts per (bin, polarity, y, x) (tonic ToFrame with a time window). Refused (with "
+      "the counts) beyond 2^28 counts (1 GiB) before anything is allocated.");
   m.def(
       "to_input",
       [](const py::object& e, std::pair<int, int> s, std::int64_t bin_length,

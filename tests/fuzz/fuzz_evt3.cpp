@@ -1,0 +1,7 @@
+// Fuzz target evt3: Prophesee EVT 3.0 (.raw) through egret::read_evt3.
+#include "tests/fuzz/fuzz_camera.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  egret::fuzz::fuzz_camera_reader(egret::read_evt3, data, size, ".raw");
+  return 0;
+}
