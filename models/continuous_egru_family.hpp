@@ -29,8 +29,10 @@ inline CellFamily continuous_egru_family() {
   f.keys = {
       {"tau_m", 10, 0, inf, false, "state time constant [ms]", kMinTimeScaleMs},
       {"tau_o", 10, 0, inf, false, "output-trace time constant [ms]", kMinTimeScaleMs},
-      {"window_input", inf, 0, 1e12, true, "how long an input contribution is held [ms]", kMinTimeScaleMs},
-      {"window_recurrent", inf, 0, 1e12, true, "how long an event's contribution is held [ms]", kMinTimeScaleMs},
+      {"window_input", inf, 0, 1e12, true, "how long an input contribution is held [ms]",
+       kMinTimeScaleMs},
+      {"window_recurrent", inf, 0, 1e12, true, "how long an event's contribution is held [ms]",
+       kMinTimeScaleMs},
   };
   for (auto& k : egru_weight_keys()) f.keys.push_back(k);
   f.make_double = &make_continuous_egru<double>;
