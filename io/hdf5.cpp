@@ -18,6 +18,9 @@
 #include <mutex>
 #include <stdexcept>
 
+// Provided by the sanitizer runtimes when egret is built with them (weak: absent otherwise).
+extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
 namespace egret::h5 {
 namespace {
 
@@ -577,8 +580,17 @@ void write_all(int fd, const std::string& data) {
 
 // The child: limits, the pass, one reply ('O' ok, 'I' invalid_argument, 'E' error, 'M' out of
 // memory, then the message), _exit.
+// A crash in the child must end the child by its signal and nothing else: handlers inherited
+// from the parent (a sanitizer's or a fuzzer's report-and-save-the-input hooks) would treat the
+// crash the parent is guarding against as a finding of their own.
+void restore_default_crash_handling() {
+  if (&__sanitizer_set_death_callback) __sanitizer_set_death_callback(nullptr);
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGALRM}) ::signal(sig, SIG_DFL);
+}
+
 [[noreturn]] void run_validating_child(int reply_fd, std::uint64_t file_size, double timeout_s,
                                        const std::function<void()>& pass) {
+  restore_default_crash_handling();
   const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
   const rlimit no_core{0, 0};
