@@ -23,6 +23,7 @@
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
 #include "io/train_config.hpp"
+#include "tests/test_support.hpp"
 #include "train/delay_copy_task.hpp"
 #include "train/trainer.hpp"
 
@@ -40,15 +41,7 @@ std::string scratch(const std::string& name) {
   return (dir / name).string();
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using egret::testing::error_of;
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
