@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds egret into build/ (or the folder given as $1, with extra CMake flags
-# after it). Incremental: a second run only rebuilds what changed.
+# after it). Incremental: a second run only rebuilds what changed. EGRET_TARGETS (space-separated)
+# builds only those targets instead of all.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
@@ -12,5 +13,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 else
   cmake -S "$root" -B "$build" "$@" >/dev/null
 fi
-cmake --build "$build" -j "$jobs" 2>&1 | grep -Ev '^\[|^-- |Consolidate compiler|Built target' || true
+targets=()
+for t in ${EGRET_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" -j "$jobs" "${targets[@]}" 2>&1 | grep -Ev '^\[|^-- |Consolidate compiler|Built target' || true
 test "${PIPESTATUS[0]}" -eq 0

@@ -32,21 +32,25 @@ echo "== Python tests (pytest with Debian's /usr/bin/python3: the HDF5 files thr
 EGRET_BIN="$root/build/egret" /usr/bin/python3 -m pytest -q -p no:cacheprovider "$root/tests/python"
 
 if [ "$quick" -eq 0 ]; then
-  echo "== build (AddressSanitizer + UndefinedBehaviorSanitizer) and C++ tests"
-  bash "$root/scripts/build.sh" "$root/build-sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DEGRET_SANITIZE=ON
+  # One clang build serves the sanitizer tests and the fuzz targets: EGRET_FUZZ implies
+  # ASan + UBSan and only adds coverage instrumentation, so the tests run the same checks.
+  echo "== build (clang, AddressSanitizer + UndefinedBehaviorSanitizer) and C++ tests"
+  export EGRET_FUZZ_BUILD="$root/build-sanitize"
+  CC=clang CXX=clang++ EGRET_TARGETS="egret egret_tests egret_fuzz" bash "$root/scripts/build.sh" \
+    "$EGRET_FUZZ_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEGRET_FUZZ=ON -DEGRET_BUILD_TESTS=ON \
+    -DEGRET_BUILD_BENCH=OFF -DEGRET_BUILD_PYTHON=OFF
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$root/build-sanitize" --output-on-failure -j "$jobs"
+    ctest --test-dir "$EGRET_FUZZ_BUILD" --output-on-failure -j "$jobs"
 
-  echo "== fuzz targets (clang, libFuzzer, ASan + UBSan): build, replay the corpora, 10 s each"
-  bash "$root/scripts/fuzz.sh" build
+  echo "== fuzz targets (libFuzzer, same build): replay the corpora, 10 s each"
   bash "$root/scripts/fuzz.sh" replay
   FUZZ_JOBS="$jobs" bash "$root/scripts/fuzz.sh" campaign 10
 
-  echo "== ThreadSanitizer: the parallel batch and training tests with 2+ TBB threads"
-  bash "$root/scripts/build.sh" "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DEGRET_TSAN=ON -DEGRET_BUILD_BENCH=OFF -DEGRET_BUILD_PYTHON=OFF
+  echo "== ThreadSanitizer: the parallel batch and training tests on 2 threads"
+  EGRET_TARGETS="egret_tsan_tests" bash "$root/scripts/build.sh" "$root/build-tsan" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEGRET_TSAN=ON -DEGRET_BUILD_BENCH=OFF \
+    -DEGRET_BUILD_PYTHON=OFF
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/tsan.supp" \
-    "$root/build-tsan/tests/egret_tests" --gtest_brief=1 \
+    "$root/build-tsan/tests/egret_tsan_tests" --gtest_brief=1 \
     --gtest_filter='Determinism.*:Training.SameResultForOneAndTwoThreads:Training.ResumedRunEqualsUninterruptedRun:Training.DelayCopyExampleReachesFullHeldOutAccuracy'
 fi

@@ -8,59 +8,63 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "sim/engine.hpp"
 
 namespace egret {
 
-namespace detail {
-// ThreadSanitizer annotations (no-ops in other builds). libtbb is not built with TSan, so the
-// synchronization inside it (a task starts after what its spawner wrote; parallel_for returns
-// after every task ended) is invisible to TSan, which would report every result read after the
-// join as a race. for_each_sample states exactly these two edges with separate sync objects and
-// none between the tasks themselves, so races among the tasks are still reported.
-#if defined(__SANITIZE_THREAD__)
-#define EGRET_TSAN_ANNOTATE 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define EGRET_TSAN_ANNOTATE 1
-#endif
-#endif
-#ifdef EGRET_TSAN_ANNOTATE
-extern "C" void __tsan_acquire(void* addr);
-extern "C" void __tsan_release(void* addr);
-inline void happens_before(void* sync) {
-  __tsan_release(sync);
-}
-inline void happens_after(void* sync) {
-  __tsan_acquire(sync);
+#ifdef EGRET_TSAN_BUILD
+// The ThreadSanitizer build runs for_each_sample on std::threads instead of TBB. Debian's libtbb
+// is not built with TSan, so TSan cannot see the synchronization inside it and reports TBB's own
+// task recycling as races (a new run of suppressions for every TBB version). std::thread and
+// std::atomic are fully visible to TSan, so every race it reports here is in egret's code: the
+// loop bodies, the clones and the shared network. The partition (an atomic next-index counter,
+// one clone per worker) matches TBB's contract: results land at their index whatever the order.
+template <class Scalar, class Body>
+void for_each_sample(const Network<Scalar>& net, std::size_t n, int threads, const Body& body) {
+  const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+  const std::size_t workers = std::min<std::size_t>(threads > 0 ? threads : cores, n);
+  std::atomic<std::size_t> next{0};
+  std::mutex error_mutex;
+  std::exception_ptr first_error;
+  auto work = [&] {
+    try {
+      Network<Scalar> local = net.clone();
+      for (std::size_t i; (i = next.fetch_add(1)) < n;) body(i, local);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!first_error) first_error = std::current_exception();
+      next.store(n);  // the other workers stop at their next sample
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < workers; ++k) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (first_error) std::rethrow_exception(first_error);
 }
 #else
-inline void happens_before(void*) {}
-inline void happens_after(void*) {}
-#endif
-}  // namespace detail
-
 // Calls body(i, local) for every i in [0, n) on TBB workers, `local` being a worker-local clone
 // of `net` (shared parameters, private state). threads <= 0: TBB's default (all cores). The body
 // must store its result at index i; then nothing depends on the thread count.
 template <class Scalar, class Body>
 void for_each_sample(const Network<Scalar>& net, std::size_t n, int threads, const Body& body) {
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
-  char fork = 0, join = 0;  // ThreadSanitizer sync objects (detail::happens_before)
-  detail::happens_before(&fork);
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n),
                       [&](const tbb::blocked_range<std::size_t>& range) {
-                        detail::happens_after(&fork);
                         Network<Scalar> local = net.clone();
                         for (std::size_t i = range.begin(); i != range.end(); ++i) body(i, local);
-                        detail::happens_before(&join);
                       });
   });
-  detail::happens_after(&join);
 }
+#endif
 
 template <class Scalar>
 std::vector<SimResult<Scalar>> simulate_batch(const Network<Scalar>& net,
