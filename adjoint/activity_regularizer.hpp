@@ -48,6 +48,7 @@ ActivityTerm<Scalar> activity_term(const Network<Scalar>& net, const Tape<Scalar
     const Scalar tau_o = net.layer(st.layer).output_time_constant();
     for (std::int64_t it = st.first_item; it < st.first_item + st.n_items; ++it) {
       const auto& item = tape.items[static_cast<std::size_t>(it)];
+      if (item.surrogate) continue;  // not an event
       A[static_cast<std::size_t>(st.layer)][static_cast<std::size_t>(item.index)] +=
           (Scalar(1) - std::exp(-(end_time - st.time) / tau_o)) / end_time;
     }

@@ -244,7 +244,7 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
         if (st.layer == last && trace.any_passed())
           A.add_output_time_constant_gradient(
               trace.emission(item.index, st.time, item.value, g_value[ui], g_time[ui]));
-        if (activity && activity->active())
+        if (activity && activity->active() && !item.surrogate)
           detail::activity_emission(*activity, net.layer(st.layer).output_time_constant(), st, item,
                                     g_time[ui], A);
         A.emission_adjoint(item, g_value[ui], g_aux[ui]);

@@ -24,6 +24,12 @@ struct DiscreteEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
     return u * z + (Scalar(1) - u) * c_prev - y_prev;
   }
   static bool fires(Scalar c, Scalar theta) { return c - theta > 0; }
+  // The training surrogate of H'(v): gamma max(0, 1 - |v| / eps) (dampening gamma, half-width
+  // eps); zero outside |v| < eps, which is what makes the backward pass sparse.
+  static Scalar pseudo_derivative(Scalar v, Scalar gamma, Scalar eps) {
+    const Scalar h = Scalar(1) - std::abs(v) / eps;
+    return h > 0 ? gamma * h : Scalar(0);
+  }
   static Scalar output(Scalar c, Scalar theta) { return fires(c, theta) ? c : Scalar(0); }
 
   // Array form of one step for all units: c <- next_state(u(a_u), z(a_z), c, y), y <- output.

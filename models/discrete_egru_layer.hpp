@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/discrete_egru_adjoint.hpp"
 #include "models/discrete_egru_cell.hpp"
 #include "models/discrete_egru_params.hpp"
 #include "models/sparse_columns.hpp"
@@ -27,17 +28,7 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
   explicit DiscreteEgruLayer(std::shared_ptr<const Params> params) : p_(std::move(params)) {
     if (!p_) throw std::invalid_argument("discrete_egru layer: null parameters");
     p_->validate();
-    const Index n = p_->units();
-    const Index d = p_->inputs();
-    // u and r rows stacked so that one column add serves both gates.
-    auto w = std::make_shared<Stacked>();
-    w->U_ur.resize(2 * n, d);
-    w->U_ur << p_->U_u, p_->U_r;
-    w->V_ur.resize(2 * n, n);
-    w->V_ur << p_->V_u, p_->V_r;
-    w->b_ur.resize(2 * n);
-    w->b_ur << p_->b_u, p_->b_r;
-    weights_ = std::move(w);
+    weights_ = std::make_shared<const Stacked>(*p_);
     allocate();
     reset();
   }
@@ -60,10 +51,16 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     std::fill(is_touched_.begin(), is_touched_.end(), 0);
     touched_.clear();
     active_.clear();
+    bin_channels_.clear();
+    bin_values_.clear();
     next_tick_ = 1;
   }
 
+  // A value-0 input changes no sum and is not binned (surrogate events are value-0 inputs, and
+  // binning them would change the order of the sums, so the forward pass would depend on
+  // whether a tape is recorded).
   void receive_input(Scalar, Index channel, Scalar value, Scheduler<Scalar>&) override {
+    if (value == Scalar(0)) return;
     if (!is_touched_[channel]) {
       is_touched_[channel] = 1;
       touched_.push_back(channel);
@@ -77,22 +74,25 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
 
   InternalEvent<Scalar> next_internal_event() const override { return {tick_time(next_tick_), 0}; }
 
-  // One tick: the step of DESIGN section 3 for every unit, emitting y_k for units that fire.
+  // One tick: the step of DESIGN section 3 for every unit, emitting y_k for units that fire (and,
+  // while a tape is recorded, a surrogate event for every silent unit with H'(v) != 0). The bin
+  // it consumed is kept for the tape.
   void fire(Scalar t, Scheduler<Scalar>&, std::vector<Emission<Scalar>>& out) override {
     if (t != tick_time(next_tick_)) throw std::logic_error("discrete_egru: fire() off the tick");
     const Index n = units();
     const Stacked& w = *weights_;
     a_ur_ = w.b_ur;
     a_z_ = p_->b_z;
-    scale_.clear();
-    for (Index ch : touched_) {
-      scale_.push_back(x_pending_[ch]);
+    bin_channels_.swap(touched_);
+    touched_.clear();
+    bin_values_.clear();
+    for (Index ch : bin_channels_) {
+      bin_values_.push_back(x_pending_[ch]);
       x_pending_[ch] = 0;
       is_touched_[ch] = 0;
     }
-    add_scaled_columns(a_ur_, w.U_ur, touched_, scale_);
-    add_scaled_columns(a_z_, p_->U_z, touched_, scale_);
-    touched_.clear();
+    add_scaled_columns(a_ur_, w.U_ur, bin_channels_, bin_values_);
+    add_scaled_columns(a_z_, p_->U_z, bin_channels_, bin_values_);
     scale_.clear();
     for (Index m : active_) scale_.push_back(y_[m]);
     add_scaled_columns(a_ur_, w.V_ur, active_, scale_);
@@ -107,6 +107,9 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
       if (y_[m] != Scalar(0)) {
         active_.push_back(m);
         out.push_back({m, y_[m]});
+      } else if (recording_ &&
+                 Cell::pseudo_derivative(c_[m] - theta_[m], p_->dampening, p_->half_width) != 0) {
+        out.push_back({m, Scalar(0), Scalar(0), true});
       }
     }
     ++next_tick_;
@@ -120,6 +123,22 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     return std::make_unique<DiscreteEgruLayer>(std::move(p));
   }
 
+  std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
+    return std::make_unique<DiscreteEgruAdjoint<Scalar>>(p_, weights_);
+  }
+  void set_tape_recording(bool recording) override { recording_ = recording; }
+  // Per tick: c_k, then the bin it consumed (count, then channel and summed value per channel,
+  // in the order they were summed). Input steps record nothing: the adjoint replays the rest.
+  void record_step_state(EventKind kind, std::vector<Scalar>& out) const override {
+    if (kind != EventKind::kInternal) return;
+    out.insert(out.end(), c_.data(), c_.data() + c_.size());
+    out.push_back(static_cast<Scalar>(bin_channels_.size()));
+    for (std::size_t i = 0; i < bin_channels_.size(); ++i) {
+      out.push_back(DiscreteEgruAdjoint<Scalar>::channel_as_scalar(bin_channels_[i]));
+      out.push_back(bin_values_[i]);
+    }
+  }
+
   LayerState<Scalar> state_at(Scalar) const override {
     auto vec = [](const Array& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
     LayerState<Scalar> s;
@@ -128,10 +147,7 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
   }
 
  private:
-  struct Stacked {
-    Matrix<Scalar> U_ur, V_ur;
-    Vector<Scalar> b_ur;
-  };
+  using Stacked = DiscreteEgruStackedWeights<Scalar>;
 
   DiscreteEgruLayer(std::shared_ptr<const Params> p, std::shared_ptr<const Stacked> w)
       : p_(std::move(p)), weights_(std::move(w)) {
@@ -164,9 +180,12 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
   Vector<Scalar> x_pending_;    // summed input per channel for the coming tick
   std::vector<Index> touched_;  // channels with pending input, in arrival order
   std::vector<unsigned char> is_touched_;
-  std::vector<Index> active_;  // units that emitted at the last tick
-  std::vector<Scalar> scale_;  // per-column scales of the current sparse product
+  std::vector<Index> active_;        // units that emitted at the last tick
+  std::vector<Scalar> scale_;        // per-column scales of the current sparse product
+  std::vector<Index> bin_channels_;  // the bin the last tick consumed (for the tape)
+  std::vector<Scalar> bin_values_;
   std::int64_t next_tick_ = 1;
+  bool recording_ = false;  // a tape is recorded: emit surrogate events
 };
 
 }  // namespace egret

@@ -44,4 +44,21 @@ struct DiscreteEgruParams : EgruWeights<Scalar> {
   }
 };
 
+// The u and r rows stacked ([U_u; U_r], [V_u; V_r], [b_u; b_r]) so that one column add serves
+// both gates: shared read-only by a layer, its clones and its adjoint.
+template <class Scalar>
+struct DiscreteEgruStackedWeights {
+  Matrix<Scalar> U_ur, V_ur;
+  Vector<Scalar> b_ur;
+  explicit DiscreteEgruStackedWeights(const DiscreteEgruParams<Scalar>& p) {
+    const Index n = p.units();
+    U_ur.resize(2 * n, p.inputs());
+    U_ur << p.U_u, p.U_r;
+    V_ur.resize(2 * n, n);
+    V_ur << p.V_u, p.V_r;
+    b_ur.resize(2 * n);
+    b_ur << p.b_u, p.b_r;
+  }
+};
+
 }  // namespace egret

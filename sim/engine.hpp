@@ -123,6 +123,7 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
   result.layers.resize(static_cast<std::size_t>(n_layers));
   std::vector<OutputTrace<Scalar>> traces;
   for (Index l = 0; l < n_layers; ++l) {
+    net.layer(l).set_tape_recording(tape != nullptr);
     net.layer(l).reset();
     result.layers[l].units = net.layer(l).units();
     result.layers[l].clocked = net.layer(l).clocked();
@@ -151,15 +152,18 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
 
   // Deliver the emissions of layer l at time t: record them, add them to the output trace, and
   // hand them to layer l + 1 as inputs at t (its own crossings then come through the loop).
+  // Surrogate emissions (sim/layer.hpp Emission) are recorded and delivered, but are no events.
   auto deliver = [&](Index l, Scalar t, const std::vector<Emission<Scalar>>& out,
                      std::int64_t first_emission) {
-    auto& counts = result.layers[l];
-    counts.events += out.size();
+    std::size_t events = 0;
     for (const auto& e : out) {
+      if (e.surrogate) continue;
+      ++events;
       traces[l].add(e.unit, e.value, t);
       if (options.record_trace) result.trace.push_back({t, l, e.unit, e.value});
       if (options.sink) options.sink->on_event({t, l, e.unit, e.value});
     }
+    result.layers[l].events += events;
     if (l + 1 < n_layers) {
       auto& next = net.layer(l + 1);
       for (std::size_t k = 0; k < out.size(); ++k) {
@@ -168,11 +172,11 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
         next.receive_input(t, e.unit, e.value, sched);
         if (tape) {
           step_items.assign(1, {EventKind::kInput, e.unit, e.value, 0,
-                                first_emission + static_cast<std::int64_t>(k), -1});
+                                first_emission + static_cast<std::int64_t>(k), -1, e.surrogate});
           record(t, EventKind::kInput, l + 1);
         }
       }
-      result.layers[l + 1].inputs_received += out.size();
+      result.layers[l + 1].inputs_received += events;
     }
   };
 
@@ -227,7 +231,7 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
         if (tape) {
           step_items.clear();
           for (const auto& e : emitted)
-            step_items.push_back({EventKind::kInternal, e.unit, e.value, e.aux, -1, -1});
+            step_items.push_back({EventKind::kInternal, e.unit, e.value, e.aux, -1, -1, e.surrogate});
           record(best.time, EventKind::kInternal, l);
         }
         ++result.layers[l].internal_steps;

@@ -53,6 +53,11 @@ struct Emission {
   Index unit = 0;
   Scalar value = 0;
   Scalar aux = 0;  // cell-specific factor of the event (continuous EGRU: the sender's r(s-))
+  // A surrogate event (value 0) of a unit that did not fire but whose pseudo-derivative is not
+  // zero: emitted only while a tape is recorded, so that the backward pass reaches the unit
+  // through every consumer of its output. The engine records it and delivers it as a value-0
+  // input, but it is not an event: it is not counted, traced or added to the output trace.
+  bool surrogate = false;
 };
 
 // The next internal event a layer will produce if nothing else happens first.
@@ -119,6 +124,9 @@ class Layer {
   bool has_adjoint() const { return make_adjoint() != nullptr; }
   virtual void record_step_state(EventKind /*kind*/, std::vector<Scalar>& /*out*/) const {}
   virtual void record_end_state(std::vector<Scalar>& /*out*/) const {}
+  // Called by the engine at the start of every run: whether a tape is recorded (a family may
+  // then emit surrogate events, see Emission).
+  virtual void set_tape_recording(bool /*recording*/) {}
 };
 
 }  // namespace egret

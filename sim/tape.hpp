@@ -21,6 +21,7 @@ struct TapeItem {
   Scalar aux = 0;                      // the emission's cell-specific factor (Emission::aux)
   std::int64_t source = -1;            // release: item it ends; input of layer > 0: emission
   std::int64_t external = -1;          // input of layer 0: index in the input stream
+  bool surrogate = false;              // a surrogate emission, or the input it became
 };
 
 template <class Scalar>

@@ -8,7 +8,6 @@
 
 #include "adjoint/reverse_sweep.hpp"
 #include "models/continuous_egru_layer.hpp"
-#include "models/discrete_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {
@@ -70,11 +69,34 @@ TEST(AdjointEdgeCases, NonFiniteAdjointsAreReportedWithTheirStep) {
   EXPECT_NE(o.report.first_problem.find("layer 0"), std::string::npos);
 }
 
+// A family without a backward pass (make_adjoint() returns nullptr): it silently forwards
+// nothing, which is all the refusal needs.
+class LayerWithoutAdjoint final : public egret::Layer<double> {
+ public:
+  std::string type_name() const override { return "forward_only"; }
+  egret::Index units() const override { return 2; }
+  egret::Index inputs() const override { return 1; }
+  double output_time_constant() const override { return 1; }
+  bool clocked() const override { return false; }
+  std::unique_ptr<egret::Layer<double>> clone() const override {
+    return std::make_unique<LayerWithoutAdjoint>();
+  }
+  void reset() override {}
+  void receive_input(double, egret::Index, double, egret::Scheduler<double>&) override {}
+  void release(const egret::Event<double>&) override {}
+  egret::InternalEvent<double> next_internal_event() const override { return {}; }
+  void fire(double, egret::Scheduler<double>&, std::vector<egret::Emission<double>>&) override {}
+  egret::LayerState<double> state_at(double) const override { return {}; }
+  egret::NamedParameters<double> parameters() const override { return {}; }
+  std::unique_ptr<egret::Layer<double>> with_parameters(
+      const egret::NamedParameters<double>&) const override {
+    return clone();
+  }
+};
+
 TEST(AdjointEdgeCases, NoTapeForLayersWithoutAnExactBackwardPass) {
   egret::Network<double> net;
-  net.add_layer(std::make_unique<egret::DiscreteEgruLayer<double>>(
-      std::make_shared<egret::DiscreteEgruParams<double>>(
-          egret::DiscreteEgruParams<double>::zeros(2, 1))));
+  net.add_layer(std::make_unique<LayerWithoutAdjoint>());
   egret::Tape<double> tape;
   egret::SimOptions<double> opt;
   opt.end_time = 5;
@@ -83,7 +105,7 @@ TEST(AdjointEdgeCases, NoTapeForLayersWithoutAnExactBackwardPass) {
     egret::simulate(net, egret::InputStream<double>({}, 1), opt);
     ADD_FAILURE() << "expected an error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("discrete_egru) has no exact backward pass"),
+    EXPECT_NE(std::string(e.what()).find("forward_only) has no exact backward pass"),
               std::string::npos);
   }
 }

@@ -28,9 +28,6 @@ from torch import nn
 
 from . import _egret
 
-_MATRICES = ("U_u", "U_r", "U_z", "V_u", "V_r", "V_z", "b_u", "b_r", "b_z")
-
-
 def _softplus_inverse(y: np.ndarray) -> np.ndarray:
     # log(exp(y) - 1), stable for large y
     return y + np.log(-np.expm1(-y))
@@ -67,15 +64,31 @@ class _EventNetworkFunction(torch.autograd.Function):
 
 
 class _LayerParameters(nn.Module):
-    """The trainable parameters of one continuous EGRU layer."""
+    """The trainable parameters of one layer, whatever its family (Network.parameter_specs):
+    free ones as they are (``U_u``, ...), positive ones through softplus (``theta_rho``), time
+    constants as ``log_tau`` (their logs in declared order: ``[tau_m, tau_o]`` for a continuous
+    EGRU layer, ``[tau_o]`` for a discrete one); fixed ones are left out."""
 
-    def __init__(self, values: Dict[str, np.ndarray], train_time_constants: bool):
+    def __init__(self, values: Dict[str, np.ndarray], specs: Dict[str, tuple],
+                 train_time_constants: bool):
         super().__init__()
-        for name in _MATRICES:
-            setattr(self, name, nn.Parameter(torch.tensor(values[name], dtype=torch.float64)))
-        self.theta_rho = nn.Parameter(torch.tensor(_softplus_inverse(np.asarray(values["theta"])),
-                                                   dtype=torch.float64))
-        log_tau = torch.tensor([np.log(values["tau_m"]), np.log(values["tau_o"])], dtype=torch.float64)
+        self.free: List[str] = []
+        self.positive: List[str] = []
+        self.time_constants: List[str] = []
+        for name, (constraint, training) in specs.items():
+            if training == "fixed":
+                continue
+            if constraint == "log":
+                self.time_constants.append(name)
+            elif constraint == "softplus":
+                self.positive.append(name)
+                setattr(self, f"{name}_rho", nn.Parameter(torch.tensor(
+                    _softplus_inverse(np.asarray(values[name], dtype=np.float64)),
+                    dtype=torch.float64)))
+            else:
+                self.free.append(name)
+                setattr(self, name, nn.Parameter(torch.tensor(values[name], dtype=torch.float64)))
+        log_tau = torch.tensor([np.log(values[n]) for n in self.time_constants], dtype=torch.float64)
         self.train_time_constants = train_time_constants
         if train_time_constants:
             self.log_tau = nn.Parameter(log_tau)
@@ -84,20 +97,23 @@ class _LayerParameters(nn.Module):
 
     def natural(self) -> Dict[str, torch.Tensor]:
         """The layer's parameters in egret's coordinates (theta > 0, tau > 0), differentiable."""
-        out = {name: getattr(self, name) for name in _MATRICES}
-        out["theta"] = nn.functional.softplus(self.theta_rho)
+        out = {name: getattr(self, name) for name in self.free}
+        for name in self.positive:
+            out[name] = nn.functional.softplus(getattr(self, f"{name}_rho"))
         tau = torch.exp(self.log_tau)
-        out["tau_m"], out["tau_o"] = tau[0], tau[1]
+        for k, name in enumerate(self.time_constants):
+            out[name] = tau[k]
         return out
 
 
 class EventNetwork(nn.Module):
-    """An egret network (continuous EGRU layers) as a torch module.
+    """An egret network (continuous and discrete EGRU layers, mixed) as a torch module.
 
     Args:
         config: the network configuration (JSON text or dict, the format of
-            ``egret simulate --config``; docs/formats.md). Every layer must be ``continuous_egru``.
-        train_time_constants: train tau_m and tau_o of every layer (as exp(log tau)).
+            ``egret simulate --config``; docs/formats.md). Every layer's family must have a backward
+            pass (continuous_egru: exact; discrete_egru: BPTT with its pseudo-derivative).
+        train_time_constants: train the time constants of every layer (as exp(log tau)).
         threads: TBB threads for a batch (0: all cores).
     """
 
@@ -106,13 +122,14 @@ class EventNetwork(nn.Module):
         super().__init__()
         self.core = _egret.Network(config)
         self.threads = threads
-        bad = [t for t in self.core.layer_types if t != "continuous_egru"]
-        if bad:
-            raise ValueError(f"EventNetwork: only continuous_egru layers have exact gradients, got {bad}")
         values = self.core.parameters()
+        specs = self.core.parameter_specs()
+
+        def of_layer(d, l):
+            return {k.split(".", 1)[1]: v for k, v in d.items() if k.startswith(f"layer{l}.")}
+
         self.layers = nn.ModuleList(
-            _LayerParameters({k.split(".", 1)[1]: v for k, v in values.items()
-                              if k.startswith(f"layer{l}.")}, train_time_constants)
+            _LayerParameters(of_layer(values, l), of_layer(specs, l), train_time_constants)
             for l in range(self.core.layers))
         classes = self.core.readout_classes
         self.readout: Optional[nn.Linear] = None

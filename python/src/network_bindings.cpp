@@ -413,11 +413,13 @@ class PyNetwork {
     Gradient<double> sum = zero_gradient(net, 0);
     double mean = 0;
     int correct = 0, total = 0;
+    BackwardReport report;
     for (const auto& o : out) {
       sum += o.grad;
       mean += o.loss.loss;
       correct += o.loss.correct;
       total += o.loss.total;
+      report += o.report;
     }
     sum *= 1.0 / static_cast<double>(b);
     mean /= static_cast<double>(b);
@@ -429,7 +431,31 @@ class PyNetwork {
     py::dict stats;
     stats["correct"] = correct;
     stats["total"] = total;
+    // The backward pass's work, summed over the batch (surrogate-gradient families).
+    stats["surrogate_pairs"] = report.surrogate_pairs;
+    stats["zero_surrogate_pairs"] = report.zero_surrogate_pairs;
+    stats["backward_sparsity"] = report.backward_sparsity();
+    stats["backward_macs"] = report.backward_macs;
     return py::make_tuple(mean, grad, stats);
+  }
+
+  // How training reaches each layer parameter: {name: (constraint, training)} with constraint
+  // "free", "softplus" or "log" and training "trained", "time_constant" or "fixed".
+  py::dict parameter_specs() const {
+    py::dict out;
+    for (Index l = 0; l < net_.size(); ++l) {
+      for (const auto& e : net_.layer(l).parameters()) {
+        const char* constraint = e.spec.constraint == Constraint::kSoftplus ? "softplus"
+                                 : e.spec.constraint == Constraint::kLog    ? "log"
+                                                                            : "free";
+        const char* training = e.spec.training == Training::kTrained        ? "trained"
+                               : e.spec.training == Training::kTimeConstant ? "time_constant"
+                                                                            : "fixed";
+        out[py::str("layer" + std::to_string(l) + "." + e.spec.name)] =
+            py::make_tuple(constraint, training);
+      }
+    }
+    return out;
   }
 
   py::dict parameters() const {
@@ -685,8 +711,13 @@ void bind_network(py::module_& m) {
       .def("loss_and_gradient", &PyNetwork::loss_and_gradient, py::arg("samples"), py::kw_only(),
            py::arg("loss") = "softmax_cross_entropy", py::arg("threads") = 0,
            "Mean loss over the samples (softmax_cross_entropy, binary_cross_entropy, "
-           "mean_squared_error), its exact gradient {name: array} and {correct, total}.")
+           "mean_squared_error), its exact gradient {name: array} and statistics {correct, "
+           "total, surrogate_pairs, zero_surrogate_pairs, backward_sparsity, backward_macs}.")
       .def("parameters", &PyNetwork::parameters, "The parameters by name, as numpy arrays.")
+      .def("parameter_specs", &PyNetwork::parameter_specs,
+           "How training reaches each layer parameter: {name: (constraint, training)}, "
+           "constraint 'free', 'softplus' or 'log', training 'trained', 'time_constant' or "
+           "'fixed'.")
       .def("set_parameters", &PyNetwork::set_parameters, py::arg("values"),
            "Replace parameters by name (shapes and values checked).")
       .def("save_checkpoint", &PyNetwork::save_checkpoint, py::arg("path"), py::kw_only(),

@@ -141,11 +141,34 @@ def test_continuous_egru_composes_with_torch_modules():
     assert opt.param_groups[0]["lr"] == 0.05
 
 
-def test_torch_errors():
+def test_mixed_continuous_and_discrete_network_trains_through_torch():
+    """A discrete layer after a continuous one: the torch module's gradients (theta through
+    softplus, tau_o through exp) equal egret's C++ gradients (tests/python/
+    test_discrete_egru_gradients.py checks those against autograd of the equations)."""
     cfg = config()
-    cfg["layers"][1] = {"type": "discrete_egru", "units": 3, "threshold": 0.3}
-    with pytest.raises(ValueError, match="only continuous_egru layers have exact gradients"):
-        et.EventNetwork(cfg)
+    cfg["layers"][1] = {"type": "discrete_egru", "units": 3, "threshold": 0.1, "dt": 1.0,
+                        "tau_o": 5, "init": {"weight_scale": 2.0, "bias_z": 0.3}}
+    batch = samples()
+    model = et.EventNetwork(cfg, train_time_constants=True)
+    assert model.layers[1].time_constants == ["tau_o"]
+    loss = ce(model(batch), batch)
+    loss.backward()
+    ref_loss, ref, _ = egret.Network(cfg).loss_and_gradient(batch)
+    assert loss.item() == pytest.approx(ref_loss, rel=1e-14)
+    layer = model.layers[1]
+    for name in ("U_u", "U_r", "U_z", "V_u", "V_r", "V_z", "b_u", "b_r", "b_z"):
+        np.testing.assert_allclose(getattr(layer, name).grad.numpy(), ref[f"layer1.{name}"],
+                                   rtol=1e-12, atol=1e-16, err_msg=name)
+    assert np.abs(ref["layer1.U_z"]).max() > 0
+    rho = layer.theta_rho.detach().numpy()
+    np.testing.assert_allclose(layer.theta_rho.grad.numpy(),
+                               ref["layer1.theta"] / (1 + np.exp(-rho)), rtol=1e-12, atol=1e-16)
+    tau = np.exp(layer.log_tau.detach().numpy())
+    np.testing.assert_allclose(layer.log_tau.grad.numpy(), [ref["layer1.tau_o"] * tau[0]],
+                               rtol=1e-12)
+
+
+def test_torch_errors():
     model = et.EventNetwork(config())
     with pytest.raises(ValueError, match="expected an egret.Sample or a sequence"):
         model([np.zeros(3)])

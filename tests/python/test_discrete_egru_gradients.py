@@ -1,0 +1,251 @@
+"""Discrete-time EGRU training gradients (docs/adjoint.md, "Discrete BPTT") against PyTorch
+autograd of the same equations, written here independently: dense double tensors, every unit
+every tick, inputs binned into (t_{k-1}, t_k], H with the pseudo-derivative
+H'(v) = gamma max(0, 1 - |v| / eps) as a custom autograd.Function, the output trace
+o_n(t) = sum_{t_k <= t} y_k,n exp(-(t - t_k) / tau_o), point readouts o(t) and window means
+(1 / (b - a)) int_a^b o, logits W_o o + b_o and the loss (mean squared error or softmax
+cross-entropy, means over readouts). Compared with egret's Network.loss_and_gradient: every
+parameter, the input values, losses at several readouts, two discrete layers, and a continuous
+layer feeding a discrete one; and the backward pass's reported sparsity against the share of
+zero pseudo-derivatives counted here."""
+import numpy as np
+import torch
+
+import egret
+
+GAMMA, EPS = 0.3, 0.5  # defaults of "pseudo_derivative"
+
+
+def heaviside(gamma, eps):
+    class H(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, v):
+            ctx.save_for_backward(v)
+            return (v > 0).to(v.dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (v,) = ctx.saved_tensors
+            return g * gamma * torch.clamp(1 - v.abs() / eps, min=0)
+
+    return H.apply
+
+
+def layer_params(net, l):
+    prefix = f"layer{l}."
+    return {k[len(prefix):]: torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=True)
+            for k, v in net.parameters().items() if k.startswith(prefix)}
+
+
+def discrete_layer(P, x, gamma, eps, counts):
+    """x: (K, D) binned inputs -> (K, N) outputs y_k; counts the zero pseudo-derivatives."""
+    H = heaviside(gamma, eps)
+    n = P["theta"].shape[0]
+    c = torch.zeros(n, dtype=torch.float64)
+    y = torch.zeros(n, dtype=torch.float64)
+    out = []
+    for xk in x:
+        u = torch.sigmoid(P["U_u"] @ xk + P["V_u"] @ y + P["b_u"])
+        r = torch.sigmoid(P["U_r"] @ xk + P["V_r"] @ y + P["b_r"])
+        z = torch.tanh(P["U_z"] @ xk + P["V_z"] @ (r * y) + P["b_z"])
+        c = u * z + (1 - u) * c - y
+        v = c - P["theta"]
+        y = c * H(v)
+        counts["pairs"] += n
+        counts["zero"] += int(((1 - v.detach().abs() / eps) <= 0).sum())
+        out.append(y)
+    return torch.stack(out)
+
+
+def bin_inputs(t, ch, values, dt, ticks, channels):
+    """values: a differentiable tensor, one per event, summed into (t_{k-1}, t_k]."""
+    k = np.maximum(np.ceil(np.asarray(t) / dt).astype(int), 1)
+    keep = k <= ticks
+    flat = torch.zeros(ticks * channels, dtype=torch.float64)
+    index = torch.tensor((k[keep] - 1) * channels + np.asarray(ch)[keep], dtype=torch.int64)
+    flat = flat.index_add(0, index, values[torch.tensor(np.nonzero(keep)[0])])
+    return flat.reshape(ticks, channels)
+
+
+def readouts(y, dt, tau, points, windows):
+    """Point readouts o(t) and window means of the output trace of outputs y (K, N)."""
+    times = dt * torch.arange(1, y.shape[0] + 1, dtype=torch.float64)
+    out = []
+    for t in points:
+        w = torch.where(times <= t, torch.exp(-(t - times) / tau), torch.zeros_like(times))
+        out.append(w @ y)
+    for a, b in windows:
+        before = times <= a
+        inside = (times > a) & (times <= b)
+        w = torch.where(before, tau * (torch.exp(-(a - times) / tau) - torch.exp(-(b - times) / tau)),
+                        torch.where(inside, tau * (1 - torch.exp(-(b - times) / tau)),
+                                    torch.zeros_like(times)))
+        out.append(w @ y / (b - a))
+    return torch.stack(out)
+
+
+def loss_of(logits, loss, targets):
+    if loss == "mean_squared_error":
+        return ((logits - torch.tensor(targets)) ** 2).mean()
+    return torch.nn.functional.cross_entropy(logits, torch.tensor(targets), reduction="mean")
+
+
+def relative_error(mine, ref):
+    ref = np.asarray(ref, dtype=np.float64)
+    scale = np.abs(ref).max()
+    assert scale > 0, "a zero reference gradient tests nothing"
+    return float(np.abs(np.asarray(mine) - ref).max() / scale)
+
+
+def compare(grads, ref_tensors):
+    worst = {}
+    for name, tensor in ref_tensors.items():
+        ref = tensor.grad.numpy() if tensor.grad is not None else np.zeros(tuple(tensor.shape))
+        mine = np.asarray(grads[name], dtype=np.float64).reshape(ref.shape)
+        if np.abs(ref).max() == 0:
+            assert np.abs(mine).max() == 0, name
+            continue
+        worst[name] = relative_error(mine, ref)
+        assert worst[name] <= 1e-10, (name, worst[name])
+    return worst
+
+
+def random_events(rng, n, end, channels):
+    t = np.sort(rng.uniform(0.01, end, n))
+    return t, rng.integers(0, channels, n), rng.uniform(0.3, 1.5, n)
+
+
+def two_discrete_layers_case(loss, half_width, seed):
+    dt, end, channels = 0.5, 25.0, 5
+    layer = {"type": "discrete_egru", "dt": dt, "pseudo_derivative": {"half_width": half_width}}
+    cfg = {"seed": seed, "input_channels": channels, "readout_classes": 3,
+           "layers": [dict(layer, units=7, tau_o=6, threshold=0.2,
+                           init={"weight_scale": 2.5, "bias_z": 0.5, "bias_spread": 0.3}),
+                      dict(layer, units=4, tau_o=5, threshold=0.15,
+                           init={"weight_scale": 2.5, "bias_z": 0.4})]}
+    net = egret.Network(cfg)
+    rng = np.random.default_rng(seed)
+    t, ch, v = random_events(rng, 90, end, channels)
+    points = [7.3, 15.0, 24.9]  # 15.0 is a tick: the readout includes that tick's events
+    windows = [(3.2, 11.7), (18.0, 25.0)]
+    r = len(points) + len(windows)
+    if loss == "mean_squared_error":
+        targets = rng.uniform(-1, 1, (r, 3))
+        sample = egret.Sample(t, ch, v, channels=channels, end_time=end, readout_times=points,
+                              readout_windows=windows, targets=targets)
+    else:
+        targets = rng.integers(0, 3, r)
+        sample = egret.Sample(t, ch, v, channels=channels, end_time=end, readout_times=points,
+                              readout_windows=windows, labels=[int(x) for x in targets])
+    value, grads, stats = net.loss_and_gradient(sample, loss=loss)
+
+    ticks = int(round(end / dt))
+    P0, P1 = layer_params(net, 0), layer_params(net, 1)
+    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
+         if k.startswith("readout.")}
+    x_values = torch.tensor(v, requires_grad=True)
+    counts = {"pairs": 0, "zero": 0}
+    x = bin_inputs(t, ch, x_values, dt, ticks, channels)
+    y0 = discrete_layer(P0, x, GAMMA, half_width, counts)
+    y1 = discrete_layer(P1, y0, GAMMA, half_width, counts)  # layer 1 consumes y0 at the same tick
+    o = readouts(y1, dt, P1["tau_o"], points, windows)
+    logits = o @ W["readout.W_o"].T + W["readout.b_o"]
+    ref = loss_of(logits, loss, targets)
+    ref.backward()
+    assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
+    tensors = {f"layer0.{k}": p for k, p in P0.items()}
+    tensors.update({f"layer1.{k}": p for k, p in P1.items()})
+    tensors.update(W)
+    tensors["input.value"] = x_values
+    worst = compare(grads, tensors)
+    assert stats["surrogate_pairs"] == counts["pairs"] == ticks * (7 + 4)
+    assert stats["zero_surrogate_pairs"] == counts["zero"]
+    assert stats["backward_sparsity"] == counts["zero"] / counts["pairs"]
+    events = int((y0 != 0).sum()) + int((y1 != 0).sum())
+    assert events > 60  # the layers are active
+    return worst, stats, events
+
+
+def test_two_discrete_layers_mean_squared_error_equal_autograd():
+    worst, stats, events = two_discrete_layers_case("mean_squared_error", 0.5, 11)
+    assert len(worst) >= 20  # every parameter of both layers, the readout and the inputs
+    print(f"two discrete layers, MSE: {events} events, worst relative error "
+          f"{max(worst.values()):.1e} ({max(worst, key=worst.get)}), "
+          f"backward sparsity {stats['backward_sparsity']:.3f}")
+
+
+def test_two_discrete_layers_cross_entropy_narrow_surrogate_equal_autograd():
+    worst, stats, events = two_discrete_layers_case("softmax_cross_entropy", 0.08, 3)
+    assert 0.3 < stats["backward_sparsity"] < 1  # a narrow surrogate: a sparse backward pass
+    print(f"two discrete layers, cross-entropy, eps 0.08: {events} events, worst relative error "
+          f"{max(worst.values()):.1e}, backward sparsity {stats['backward_sparsity']:.3f}")
+
+
+def test_continuous_layer_feeding_a_discrete_layer_equals_autograd():
+    """The discrete layer's gradients, and what reaches the continuous layer through the values
+    of its events (y = theta of the emitting unit): the discrete layer bins its inputs, so event
+    times, and with them every other continuous parameter and the input values, get none."""
+    dt, end, channels = 1.0, 40.0, 4
+    cfg = {"seed": 5, "input_channels": channels, "readout_classes": 2,
+           "layers": [{"type": "continuous_egru", "units": 6, "tau_m": 5, "tau_o": 6,
+                       "window_input": 3, "window_recurrent": 2, "threshold": 0.3,
+                       "init": {"weight_scale": 1.5, "bias_z": 0.8, "bias_spread": 0.3}},
+                      {"type": "discrete_egru", "units": 5, "dt": dt, "tau_o": 5, "threshold": 0.1,
+                       "pseudo_derivative": {"dampening": 0.7, "half_width": 0.3},
+                       "init": {"weight_scale": 2.0, "bias_z": 0.3}}]}
+    net = egret.Network(cfg)
+    rng = np.random.default_rng(2)
+    t, ch, v = random_events(rng, 300, end, channels)
+    points, windows = [12.5, 39.0], [(20.0, 30.0)]
+    targets = rng.uniform(-1, 1, (3, 2))
+    sample = egret.Sample(t, ch, v, channels=channels, end_time=end, readout_times=points,
+                          readout_windows=windows, targets=targets)
+    _, grads, stats = net.loss_and_gradient(sample, loss="mean_squared_error")
+    r = net.simulate(t, ch, v, end_time=end)
+    m0 = r["layer"] == 0
+    assert m0.sum() > 30
+    theta0 = torch.tensor(net.parameters()["layer0.theta"], requires_grad=True)
+    ticks = int(end / dt)
+    x = bin_inputs(r["time"][m0], r["unit"][m0], theta0[torch.tensor(r["unit"][m0])], dt, ticks, 6)
+    P1 = layer_params(net, 1)
+    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
+         if k.startswith("readout.")}
+    counts = {"pairs": 0, "zero": 0}
+    y1 = discrete_layer(P1, x, 0.7, 0.3, counts)
+    o = readouts(y1, dt, P1["tau_o"], points, windows)
+    loss_of(o @ W["readout.W_o"].T + W["readout.b_o"], "mean_squared_error", targets).backward()
+    tensors = {f"layer1.{k}": p for k, p in P1.items()}
+    tensors.update(W)
+    tensors["layer0.theta"] = theta0
+    worst = compare(grads, tensors)
+    for name, g in grads.items():
+        if name.startswith("layer0.") and name != "layer0.theta" or name.startswith("input."):
+            assert np.abs(np.asarray(g)).max() == 0, name
+    assert stats["zero_surrogate_pairs"] == counts["zero"]
+    assert int((y1 != 0).sum()) > 20
+    print(f"continuous -> discrete: worst relative error {max(worst.values()):.1e}")
+
+
+def activity_case(threshold):
+    cfg = {"seed": 9, "input_channels": 8, "readout_classes": 2,
+           "layers": [{"type": "discrete_egru", "units": 64, "dt": 1.0, "tau_o": 5,
+                       "threshold": threshold, "pseudo_derivative": {"half_width": 0.05},
+                       "init": {"weight_scale": 1.0, "bias_z": 0.6, "bias_spread": 0.4}}]}
+    net = egret.Network(cfg)
+    rng = np.random.default_rng(1)
+    t, ch, v = random_events(rng, 200, 100.0, 8)
+    s = egret.Sample(t, ch, v, channels=8, end_time=100.0, readout_windows=[(50.0, 100.0)],
+                     labels=1)
+    _, _, stats = net.loss_and_gradient(s, loss="softmax_cross_entropy")
+    events = len(net.simulate(t, ch, v, end_time=100.0)["time"])
+    return stats, events / (64 * 100)
+
+
+def test_backward_work_falls_with_activity():
+    busy, busy_activity = activity_case(0.05)
+    quiet, quiet_activity = activity_case(0.4)
+    assert busy_activity > 3 * quiet_activity > 0
+    assert quiet["backward_macs"] < 0.6 * busy["backward_macs"]
+    assert quiet["backward_sparsity"] > busy["backward_sparsity"]
+    print(f"activity {busy_activity:.3f} -> {busy['backward_macs']} backward MACs, "
+          f"activity {quiet_activity:.3f} -> {quiet['backward_macs']}")
