@@ -88,8 +88,7 @@ int main(int argc, char** argv) {
   std::printf(
       "discrete EGRU backward vs forward, N = D = %lld, double, one thread, %lld ticks, "
       "best of %d; input activity %.0f %%, threshold %.4f\n",
-      static_cast<long long>(n), static_cast<long long>(ticks), reps, 100 * share,
-      p.theta[0]);
+      static_cast<long long>(n), static_cast<long long>(ticks), reps, 100 * share, p.theta[0]);
   std::printf("%10s %8s %9s %12s %12s %12s %9s %11s %13s %14s\n", "half-width", "units",
               "bwd-sparse", "fwd ms", "fwd+tape ms", "bwd ms", "bwd/fwd", "bwd/fwd+tp",
               "tape B/tick", "bwd MAC/tick");
@@ -127,13 +126,11 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("%10.2f %7.1f%% %8.1f%% %12.2f %12.2f %12.2f %9.2f %11.2f %13.0f %14.0f\n", eps,
-                100 * activity, 100 * report.backward_sparsity(), 1e3 * fwd, 1e3 * taped,
-                1e3 * bwd, bwd / fwd, bwd / taped,
-                static_cast<double>(bytes) / static_cast<double>(ticks),
+                100 * activity, 100 * report.backward_sparsity(), 1e3 * fwd, 1e3 * taped, 1e3 * bwd,
+                bwd / fwd, bwd / taped, static_cast<double>(bytes) / static_cast<double>(ticks),
                 static_cast<double>(report.backward_macs) / static_cast<double>(ticks));
   }
   std::printf("(a dense copy of c per tick alone is %lld B; dense BPTT would be ~%lld MAC/tick)\n",
-              static_cast<long long>(n * sizeof(Scalar)),
-              static_cast<long long>(6 * n * (n + d)));
+              static_cast<long long>(n * sizeof(Scalar)), static_cast<long long>(6 * n * (n + d)));
   return 0;
 }

@@ -210,7 +210,8 @@ class DiscreteEgruAdjoint final : public LayerAdjoint<Scalar> {
     for (Index m : active_) scale_.push_back(y_prev_[m]);
     add_scaled_columns(a_ur_, w.V_ur, active_, scale_);
     r_ = (Scalar(1) + (-a_ur_.tail(n).array()).exp()).inverse();
-    for (std::size_t i = 0; i < active_.size(); ++i) scale_[i] *= Cell::reset_gate(a_ur_[n + active_[i]]);
+    for (std::size_t i = 0; i < active_.size(); ++i)
+      scale_[i] *= Cell::reset_gate(a_ur_[n + active_[i]]);
     add_scaled_columns(a_z_, p.V_z, active_, scale_);
     Cell::gates(a_ur_.head(n).array(), a_z_.array(), u_, z_);
     macs_ += 3 * un * (count + active_.size());
@@ -247,16 +248,24 @@ class DiscreteEgruAdjoint final : public LayerAdjoint<Scalar> {
     const auto na = static_cast<std::uint64_t>(active_.size());
     macs_ += na * un + na * (2 * un + na);
     if (!has_previous_tick) return;  // y_0 = 0 is no parameter
+    // la_r is nonzero at the senders only: gather them, unless they touch most cache lines of a
+    // column anyway (8 doubles per line), then one contiguous pass over the column is cheaper.
+    const bool dense_r = na * 8 >= un;
+    const auto lr = la_r_.matrix();
     for (Index m = 0; m < n; ++m) {
       const bool sender = y_prev_[m] != Scalar(0);
-      if (!sender && Cell::pseudo_derivative(c_prev_[m] - p.theta[m], p.dampening,
-                                             p.half_width) == Scalar(0))
+      if (!sender &&
+          Cell::pseudo_derivative(c_prev_[m] - p.theta[m], p.dampening, p.half_width) == Scalar(0))
         continue;
       Scalar dr = 0;
-      for (Index j : active_) dr += p.V_r(j, m) * la_r_[j];
+      if (dense_r) {
+        dr = p.V_r.col(m).dot(lr);
+      } else {
+        for (Index j : active_) dr += p.V_r(j, m) * la_r_[j];
+      }
       const Scalar gz = sender ? g_z_[m] : p.V_z.col(m).dot(lz);
       dy_[m] = -lam_c_k_[m] + p.V_u.col(m).dot(lu) + dr + r_[m] * gz;
-      macs_ += un + na + (sender ? 0 : un);
+      macs_ += un + (dense_r ? un : na) + (sender ? 0 : un);
     }
   }
 
@@ -264,8 +273,8 @@ class DiscreteEgruAdjoint final : public LayerAdjoint<Scalar> {
   std::shared_ptr<const Stacked> w_;
   NamedParameters<Scalar> grad_;
   Views g_;
-  Array lam_c_;              // dL/dc_k: carried from tick k + 1, then completed at tick k
-  Array dy_;                 // dL/dy_k of the next tick to visit (recurrence + emissions)
+  Array lam_c_;               // dL/dc_k: carried from tick k + 1, then completed at tick k
+  Array dy_;                  // dL/dy_k of the next tick to visit (recurrence + emissions)
   Array la_u_, la_r_, la_z_;  // pre-activation adjoints of the latest tick visited
   bool adjoint_zero_ = true;  // ... and whether they are all zero
   Array c_prev_, y_prev_, u_, z_, r_, g_z_, lam_c_k_;  // scratch of one tick

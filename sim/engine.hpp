@@ -231,7 +231,8 @@ SimResult<Scalar> simulate(Network<Scalar>& net, const InputStream<Scalar>& inpu
         if (tape) {
           step_items.clear();
           for (const auto& e : emitted)
-            step_items.push_back({EventKind::kInternal, e.unit, e.value, e.aux, -1, -1, e.surrogate});
+            step_items.push_back(
+                {EventKind::kInternal, e.unit, e.value, e.aux, -1, -1, e.surrogate});
           record(best.time, EventKind::kInternal, l);
         }
         ++result.layers[l].internal_steps;

@@ -74,10 +74,10 @@ TEST(DiscreteEgruBackward, CountsOfATwoUnitExampleByHand) {
   // Tick 10 carries no adjoint (unit 0 is silent with H' = 0, and unit 1's trace adjoint at the
   // window's end is zero): no weight work. Tick 1 has no previous tick and no senders: none.
   // Even ticks 2..8 (sender unit 0, |A| = 1, N = 2): replay 3 N |A| = 6, reset-gate adjoints
-  // N |A| = 2, dV columns |A| (2 N + |A|) = 5, dL/dy_{k-1} of unit 0 (sender: N + |A| = 3) and
-  // of unit 1 (H' != 0, not a sender: 2 N + |A| = 5): 21. Odd ticks 3..9 (no sender): unit 1's
-  // dL/dy_{k-1}, 2 N = 4.
-  EXPECT_EQ(report.backward_macs, 4u * 21 + 4u * 4);
+  // N |A| = 2, dV columns |A| (2 N + |A|) = 5, dL/dy_{k-1} of unit 0 (sender: N for V_u, N for
+  // V_r, dense since 8 |A| >= N: 4) and of unit 1 (H' != 0, not a sender: 3 N = 6): 23. Odd
+  // ticks 3..9 (no sender, V_r gathered over no senders): unit 1's dL/dy_{k-1}, 2 N = 4.
+  EXPECT_EQ(report.backward_macs, 4u * 23 + 4u * 4);
   // Unit 1's threshold gradient arrives through its surrogate events only.
   EXPECT_NE(grad.layers[0].at("theta", "test")(1, 0), 0.0);
 }
