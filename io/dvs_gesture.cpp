@@ -50,7 +50,8 @@ std::vector<GestureLabel> read_gesture_labels(const std::string& path) {
     if (!std::getline(ss, a, ',') || !std::getline(ss, b, ',') || !std::getline(ss, c, ',') ||
         std::getline(ss, extra, ','))
       fail("expected class,startTime_usec,endTime_usec");
-    long long cls = 0, s = 0, e = 0;  // fail() throws; the zeros only quiet -Wsometimes-uninitialized
+    // fail() throws; the zeros only quiet -Wsometimes-uninitialized.
+    long long cls = 0, s = 0, e = 0;
     if (!parse_int(a, cls) || !parse_int(b, s) || !parse_int(c, e)) fail("not an integer");
     if (cls < 1 || cls > 11) fail("class outside 1-11");
     if (s < 0 || s >= e || e > kMaxCameraTimeUs) fail("need 0 <= start < end <= 2^53 us");
