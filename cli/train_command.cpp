@@ -1,4 +1,4 @@
-// `egret train`: train a continuous EGRU network with the exact gradients on a built-in task,
+// `egret train`: train a network (any cell family with a backward pass) on a built-in task,
 // with progress output, a training log, checkpoints, and (delay_copy) the data for the figure.
 #include <chrono>
 #include <cstdio>

@@ -41,6 +41,7 @@ class OutputTrace {
   }
 
   Scalar tau_o() const { return tau_o_; }
+  Index units() const { return static_cast<Index>(o_.size()); }
 
  private:
   Scalar tau_o_ = 1;

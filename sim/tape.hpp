@@ -15,13 +15,14 @@ namespace egret {
 
 template <class Scalar>
 struct TapeItem {
+  // (kind and surrogate first: they share one word, 48 bytes per item in double)
   EventKind kind = EventKind::kInput;  // kInput, kInputRelease, kInternal, kRecurrentRelease
+  bool surrogate = false;              // a surrogate emission, or the input it became
   Index index = 0;                     // channel (inputs) or unit (emissions, recurrent)
   Scalar value = 0;                    // x of an input, y of an emission
   Scalar aux = 0;                      // the emission's cell-specific factor (Emission::aux)
   std::int64_t source = -1;            // release: item it ends; input of layer > 0: emission
   std::int64_t external = -1;          // input of layer 0: index in the input stream
-  bool surrogate = false;              // a surrogate emission, or the input it became
 };
 
 template <class Scalar>

@@ -1,7 +1,8 @@
-// Minibatch training of continuous EGRU networks with the exact gradients: per sample a forward
-// pass that records the tape, the loss at the readouts, the backward pass; the samples of a
-// minibatch run in parallel with TBB and their gradients are summed in sample order, so a run
-// gives the same numbers for any thread count.
+// Minibatch training of event-driven networks (any family with a backward pass: exact adjoint
+// or BPTT) with their gradients: per sample a forward pass that records the tape, the loss at
+// the readouts, the backward pass; the samples of a minibatch run in parallel with TBB and
+// their gradients are summed in sample order, so a run gives the same numbers for any thread
+// count.
 #pragma once
 
 #include <algorithm>

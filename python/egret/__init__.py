@@ -17,7 +17,7 @@ Main pieces:
 * event-camera files and transforms: :func:`read_events`, :func:`to_input`, :func:`downsample`,
   :func:`denoise`, ..., the DVS128 Gesture layout (:func:`load_gesture_split`) and the synthetic
   generator (:func:`write_synthetic_gesture_dataset`).
-* :mod:`egret.torch` -- autograd integration (``EventNetwork``, ``ContinuousEGRU``).
+* :mod:`egret.torch` -- autograd integration (``EventNetwork``, ``SingleLayer``, ``ContinuousEGRU``).
 
 Errors from C++ arrive as ``ValueError`` (bad input) or ``RuntimeError`` with the C++ message.
 """

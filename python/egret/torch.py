@@ -66,8 +66,8 @@ class _EventNetworkFunction(torch.autograd.Function):
 class _LayerParameters(nn.Module):
     """The trainable parameters of one layer, whatever its family (Network.parameter_specs):
     free ones as they are (``U_u``, ...), positive ones through softplus (``theta_rho``), time
-    constants as ``log_tau`` (their logs in declared order: ``[tau_m, tau_o]`` for a continuous
-    EGRU layer, ``[tau_o]`` for a discrete one); fixed ones are left out."""
+    constants as ``log_tau`` (their logs in the family's declared order); fixed ones are left
+    out."""
 
     def __init__(self, values: Dict[str, np.ndarray], specs: Dict[str, tuple],
                  train_time_constants: bool):
@@ -174,30 +174,32 @@ class EventNetwork(nn.Module):
         return net
 
 
-class ContinuousEGRU(EventNetwork):
-    """One continuous-time EGRU layer (box kernel) driven by input events.
+class SingleLayer(EventNetwork):
+    """One layer of any registered cell family, driven by input events.
 
+    ``settings`` are the family's configuration keys (docs/model.md), as in a configuration
+    file: ``SingleLayer("continuous_egru", 4, 6, tau_m=5, init={"weight_scale": 1.5})``.
+    Keys not given take the family's documented defaults; an unknown key is an error.
     ``forward(samples)`` returns the readouts of the layer's output trace o(t), (B, R, units);
     compose it with torch modules (e.g. ``nn.Linear`` for logits).
     """
 
-    def __init__(self, input_channels: int, units: int, *, tau_m: float = 20.0, tau_o: float = 20.0,
-                 window_input: float = 20.0, window_recurrent: float = 20.0,
-                 threshold: float = 0.3, weight_scale: float = 1.0, bias_z: float = 0.3,
-                 bias_spread: float = 0.2, seed: int = 1, train_time_constants: bool = False,
-                 threads: int = 0):
+    def __init__(self, layer_type: str, input_channels: int, units: int, *, seed: int = 1,
+                 train_time_constants: bool = False, threads: int = 0, **settings):
         config = {
             "seed": seed,
             "input_channels": input_channels,
-            "layers": [{
-                "type": "continuous_egru", "units": units, "tau_m": tau_m, "tau_o": tau_o,
-                "window_input": window_input, "window_recurrent": window_recurrent,
-                "threshold": threshold,
-                "init": {"weight_scale": weight_scale, "bias_z": bias_z, "bias_spread": bias_spread},
-            }],
+            "layers": [{"type": layer_type, "units": units, **settings}],
         }
         super().__init__(json.dumps(config), train_time_constants=train_time_constants,
                          threads=threads)
 
 
-__all__ = ["EventNetwork", "ContinuousEGRU"]
+class ContinuousEGRU(SingleLayer):
+    """One continuous-time EGRU layer (box kernel): ``SingleLayer("continuous_egru", ...)``."""
+
+    def __init__(self, input_channels: int, units: int, **kwargs):
+        super().__init__("continuous_egru", input_channels, units, **kwargs)
+
+
+__all__ = ["EventNetwork", "SingleLayer", "ContinuousEGRU"]

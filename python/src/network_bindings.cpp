@@ -672,7 +672,7 @@ void bind_network(py::module_& m) {
            "returns {name: array}. Readout gradients only with d_logits.");
 
   py::class_<PyNetwork>(m, "Network",
-                        "A network of event-driven layers (continuous EGRU, discrete EGRU) with an "
+                        "A network of event-driven layers (any registered cell family) with an "
                         "optional linear readout.")
       .def(py::init<const py::object&>(), py::arg("config"),
            "A network from a configuration: JSON text or a dict in the format of "

@@ -112,7 +112,7 @@ def test_torch_gradients_equal_finite_differences():
 def test_continuous_egru_composes_with_torch_modules():
     torch.manual_seed(0)
     layer = et.ContinuousEGRU(4, 6, tau_m=5, tau_o=6, window_input=3, window_recurrent=2,
-                              weight_scale=1.5, bias_z=0.8, seed=2)
+                              init={"weight_scale": 1.5, "bias_z": 0.8}, seed=2)
     head = torch.nn.Linear(6, 2, dtype=torch.float64)
     batch = samples(4)
     traces = layer(batch)

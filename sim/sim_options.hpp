@@ -1,0 +1,114 @@
+// What one simulation is asked to do (end time, readouts, snapshots, tape, sink, event budget)
+// and the checks that run before the first event: a bad request is refused up front, naming the
+// offending value.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/network.hpp"
+#include "sim/recorder.hpp"
+#include "sim/tape.hpp"
+
+namespace egret {
+
+// Events one simulation may process by default (inputs, internal events, releases, readouts,
+// snapshots): generous for any sample egret's examples and tasks run, yet it stops a network
+// whose event rate has no useful bound within seconds instead of growing without end.
+inline constexpr std::uint64_t kDefaultEventBudget = 100'000'000;
+
+// Thrown when a simulation needs more events than SimOptions::max_events.
+class EventBudgetExceeded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <class Scalar>
+struct SimOptions {
+  Scalar end_time = 0;                // events with time <= end_time are processed [ms]
+  std::vector<Scalar> readout_times;  // sample the last layer's output trace (and logits)
+  // Average the last layer's output trace over [begin, end] (begin < end); their records follow
+  // the point readouts in SimResult::readouts.
+  std::vector<std::pair<Scalar, Scalar>> readout_windows;
+  std::vector<Scalar> snapshot_times;  // record every layer's state
+  bool record_trace = true;            // keep every emitted event in the result
+  Tape<Scalar>* tape = nullptr;        // if set, record what the exact backward pass needs
+  TraceSink<Scalar>* sink = nullptr;   // if set, receives every emitted event as it happens
+  // The event budget: a run that would process more events stops with EventBudgetExceeded.
+  // Configurations set it as "simulation": {"max_events": N}; the CLI as --max-events N.
+  std::uint64_t max_events = kDefaultEventBudget;
+};
+
+namespace detail {
+
+template <class Scalar>
+[[noreturn]] void event_budget_exceeded(std::uint64_t budget, Scalar t, Scalar end_time) {
+  std::ostringstream os;
+  os << "simulate: event budget exceeded: " << budget << " events processed by t = " << t
+     << " ms of end_time = " << end_time
+     << " ms (the network's event rate may have no useful bound; if the run is legitimate, "
+        "raise the budget: \"simulation\": {\"max_events\": N} in the configuration, "
+        "--max-events N on the command line, or SimOptions::max_events)";
+  throw EventBudgetExceeded(os.str());
+}
+
+template <class Scalar>
+void check_request_times(const std::vector<Scalar>& times, Scalar end_time, const char* what) {
+  for (Scalar t : times) {
+    if (!std::isfinite(t) || t < 0 || t > end_time) {
+      std::ostringstream os;
+      os << "simulate: " << what << " time " << t << " is outside [0, end_time = " << end_time
+         << "]";
+      throw std::invalid_argument(os.str());
+    }
+  }
+}
+
+}  // namespace detail
+
+// Everything simulate() refuses before it starts: a network and input that do not fit, times
+// outside [0, end_time], empty windows, a zero budget, and a tape for a layer without a backward
+// pass.
+template <class Scalar>
+void validate_simulation(const Network<Scalar>& net, Index input_channels,
+                         const SimOptions<Scalar>& options) {
+  if (net.empty()) throw std::invalid_argument("simulate: the network has no layers");
+  if (input_channels != net.input_channels()) {
+    std::ostringstream os;
+    os << "simulate: input stream has " << input_channels << " channels but the first layer ("
+       << net.layer(0).type_name() << ") expects " << net.input_channels();
+    throw std::invalid_argument(os.str());
+  }
+  if (options.max_events == 0)
+    throw std::invalid_argument("simulate: the event budget (max_events) must be positive");
+  if (!std::isfinite(options.end_time) || options.end_time < 0) {
+    std::ostringstream os;
+    os << "simulate: end_time must be finite and >= 0, got " << options.end_time;
+    throw std::invalid_argument(os.str());
+  }
+  detail::check_request_times(options.readout_times, options.end_time, "readout");
+  detail::check_request_times(options.snapshot_times, options.end_time, "snapshot");
+  for (const auto& [a, b] : options.readout_windows) {
+    detail::check_request_times<Scalar>({a, b}, options.end_time, "readout window");
+    if (!(a < b)) {
+      std::ostringstream os;
+      os << "simulate: readout window [" << a << ", " << b << "] must have begin < end";
+      throw std::invalid_argument(os.str());
+    }
+  }
+  if (!options.tape) return;
+  for (Index l = 0; l < net.size(); ++l) {
+    if (!net.layer(l).has_adjoint()) {
+      throw std::invalid_argument("simulate: layer " + std::to_string(l) + " (" +
+                                  net.layer(l).type_name() +
+                                  ") has no exact backward pass; cannot record an adjoint tape");
+    }
+  }
+}
+
+}  // namespace egret
