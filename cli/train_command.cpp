@@ -24,6 +24,7 @@ std::string unit_parameters_csv(const Layer<double>& layer) {
   std::ostringstream os;
   os.precision(17);
   os << "name,unit,value\n";
+  os << "type,0," << layer.type_name() << '\n';  // the family, for the figure's title
   for (const auto& e : layer.parameters()) {
     if (e.value.cols() != 1 || e.value.rows() != layer.units()) continue;
     for (Index n = 0; n < layer.units(); ++n)
@@ -33,7 +34,8 @@ std::string unit_parameters_csv(const Layer<double>& layer) {
 }
 
 // Four held-out trials (one per pattern for 2 bits) simulated with a fine grid of snapshots:
-// c(t) and o(t) per unit, the events, the inputs, and the trial's windows, as CSV files that
+// the last layer's primary state variable (sim/layer.hpp LayerState: c for EGRU, v for LIF) and
+// o(t) per unit, the events, the inputs, and the trial's windows, as CSV files that
 // scripts/plot_delay_copy.py turns into the figure.
 void write_figure_data(const std::string& dir, const Network<double>& trained,
                        const std::vector<Sample<double>>& test, const DelayCopyConfig& dc) {
@@ -42,7 +44,8 @@ void write_figure_data(const std::string& dir, const Network<double>& trained,
   events.precision(12);
   inputs.precision(12);
   trials.precision(12);
-  states << "trial,t_ms,unit,c,o\n";
+  const std::string state_name = trained.layer(trained.size() - 1).state_at(0).primary_name();
+  states << "trial,t_ms,unit," << state_name << ",o\n";
   events << "trial,t_ms,unit,value\n";
   inputs << "trial,t_ms,channel\n";
   trials << "trial,pattern,cue_ms,quiet_begin_ms,quiet_end_ms,recall_begin_ms,recall_end_ms,"
@@ -55,7 +58,7 @@ void write_figure_data(const std::string& dir, const Network<double>& trained,
     for (double t = 0; t <= s.end_time; t += 0.05) opt.snapshot_times.push_back(t);
     const auto r = simulate(net, s.input, opt);
     for (const auto& snap : r.snapshots) {
-      const auto& c = snap.layers.back().at("c");
+      const auto& c = snap.layers.back().at(state_name);
       const auto& o = snap.layers.back().at("o");
       for (std::size_t n = 0; n < c.size(); ++n)
         states << k << ',' << snap.time << ',' << n << ',' << c[n] << ',' << o[n] << '\n';

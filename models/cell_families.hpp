@@ -7,6 +7,7 @@
 
 #include "models/continuous_egru_family.hpp"
 #include "models/discrete_egru_family.hpp"
+#include "models/lif_family.hpp"
 #include "sim/cell_family.hpp"
 
 namespace egret {
@@ -15,6 +16,7 @@ inline const std::vector<CellFamily>& cell_families() {
   static const std::vector<CellFamily> families = {
       continuous_egru_family(),
       discrete_egru_family(),
+      lif_family(),
   };
   return families;
 }

@@ -114,6 +114,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     auto vec = [](const Array& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
     LayerState<Scalar> s;
     s.variables = {{"a_u", vec(a_u_)}, {"a_r", vec(a_r_)}, {"a_z", vec(a_z_)}, {"c", c}};
+    s.primary = "c";
     return s;
   }
 

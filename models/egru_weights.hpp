@@ -12,51 +12,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/parameter_checks.hpp"
 #include "sim/numeric_types.hpp"
 #include "sim/parameters.hpp"
 
 namespace egret {
-
-// Physical floors (docs/model.md): time constants, windows and dt [ms] below a microsecond, or
-// thresholds below 1e-6, give event rates with no useful bound, so they are refused.
-inline constexpr double kMinTimeScaleMs = 1e-3;
-inline constexpr double kMinThreshold = 1e-6;
-
-namespace detail {
-template <class Derived>
-void check_shape(const Eigen::MatrixBase<Derived>& m, Index rows, Index cols,
-                 const std::string& layer, const char* name) {
-  if (m.rows() != rows || m.cols() != cols) {
-    std::ostringstream os;
-    os << layer << ": " << name << " has shape " << m.rows() << "x" << m.cols() << ", expected "
-       << rows << "x" << cols;
-    throw std::invalid_argument(os.str());
-  }
-  if (!m.allFinite()) {
-    throw std::invalid_argument(layer + ": " + name + " contains NaN or infinite entries");
-  }
-}
-template <class Scalar>
-void check_positive(Scalar v, const std::string& layer, const char* name, bool allow_inf) {
-  if (!(v > 0) || (!allow_inf && !std::isfinite(v))) {
-    std::ostringstream os;
-    os << layer << ": " << name << " must be "
-       << (allow_inf ? "> 0 (inf allowed)" : "finite and > 0") << ", got " << v;
-    throw std::invalid_argument(os.str());
-  }
-}
-// A time scale [ms] (tau_m, tau_o, a window, dt): > 0 and at least kMinTimeScaleMs.
-template <class Scalar>
-void check_time_scale(Scalar v, const std::string& layer, const char* name, bool allow_inf) {
-  check_positive(v, layer, name, allow_inf);
-  if (v < static_cast<Scalar>(kMinTimeScaleMs)) {
-    std::ostringstream os;
-    os << layer << ": " << name << " = " << v << " ms is below the documented minimum "
-       << kMinTimeScaleMs << " ms (the event rate would have no useful bound)";
-    throw std::invalid_argument(os.str());
-  }
-}
-}  // namespace detail
 
 template <class ScalarT>
 struct EgruWeights {
@@ -88,11 +48,7 @@ struct EgruWeights {
   };
   void set_random(Index units, Index inputs, std::uint64_t seed, const RandomInit& init) {
     set_zero(units, inputs, init.threshold);
-    std::mt19937_64 rng(seed);
-    auto uniform = [&rng](Scalar lo, Scalar hi) {
-      const double u01 = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-      return lo + static_cast<Scalar>(u01) * (hi - lo);
-    };
+    SeededUniform<Scalar> uniform(seed);
     const Scalar su = init.weight_scale / std::sqrt(static_cast<Scalar>(inputs));
     const Scalar sv = init.weight_scale / std::sqrt(static_cast<Scalar>(units));
     for (auto* m : {&U_u, &U_r, &U_z})

@@ -39,11 +39,12 @@ def main():
                   for r in read_csv(os.path.join(out, "figure_parameters.csv"))
                   if r["name"] == "theta"}
 
+    state_name = list(states[0].keys())[3]  # the family's main state: c (EGRU), v (LIF)
     series = defaultdict(lambda: defaultdict(lambda: ([], [], [])))
     for r in states:
         t, c, o = series[int(r["trial"])][int(r["unit"])]
         t.append(float(r["t_ms"]))
-        c.append(float(r["c"]))
+        c.append(float(r[state_name]))
         o.append(float(r["o"]))
     ev = defaultdict(list)
     for r in events:
@@ -73,11 +74,11 @@ def main():
             t, c, o = series[trial][u]
             ax_c.plot(t, c, color=colors[u % 2], lw=1.2, label=f"unit {u}")
             ax_o.plot(t, o, color=colors[u % 2], lw=1.2, label=f"unit {u}")
-            theta = thresholds[u]
-            ax_c.axhline(theta, color=colors[u % 2], ls="--", lw=0.8)
+            if u in thresholds:
+                ax_c.axhline(thresholds[u], color=colors[u % 2], ls="--", lw=0.8)
         for t, u in ev[trial]:
-            ax_c.plot([t], [thresholds[u]], marker="|",
-                      ms=12, color=colors[u % 2])
+            if u in thresholds:
+                ax_c.plot([t], [thresholds[u]], marker="|", ms=12, color=colors[u % 2])
         for ax in (ax_in, ax_c, ax_o):
             ax.axvline(cue, color="gray", lw=0.8, ls=":")
         ax_o.axvspan(float(tr["quiet_begin_ms"]), float(tr["quiet_end_ms"]), color="0.85",
@@ -86,12 +87,13 @@ def main():
                      label="recall window (target = pattern)")
         ax_c.set_xlim(0, end)
         ax_o.set_xlim(0, end)
-        ax_c.set_ylabel("c(t)")
+        ax_c.set_ylabel(f"{state_name}(t)")
         ax_o.set_ylabel("output trace o(t)")
         ax_o.set_xlabel("time [ms]")
         ax_o.set_title(f"recall logits {tr['readout']}", fontsize=8)
         if k == 0:
-            ax_c.legend(fontsize=8, loc="lower right")
+            if len(series[trial]) <= 4:  # a legend per unit only while it stays readable
+                ax_c.legend(fontsize=8, loc="lower right")
             ax_o.legend(fontsize=7, loc="upper left")
     # Training curve.
     ep = [int(r["epoch"]) for r in log]
@@ -104,7 +106,10 @@ def main():
     axes[2][n].set_ylabel("held-out bitwise accuracy [%]")
     axes[2][n].set_xlabel("epoch")
     axes[2][n].set_ylim(0, 102)
-    fig.suptitle("Continuous-time EGRU (2 units, exact event-based gradients) on the delay-copy task")
+    family = next((r["value"] for r in read_csv(os.path.join(out, "figure_parameters.csv"))
+                   if r["name"] == "type"), "")
+    units = len(series[int(trials[0]["trial"])])
+    fig.suptitle(f"{family or 'egret'} network ({units} units) on the delay-copy task")
     fig.tight_layout()
     path = os.path.join(out, "delay_copy.png")
     tmp = path + ".tmp.png"

@@ -67,10 +67,16 @@ struct InternalEvent {
   Index unit = 0;  // smallest unit firing at `time` (orders simultaneous layers' events)
 };
 
-// Named state vectors of a layer at one time (a_u, a_r, a_z, c, ...).
+// Named state vectors of a layer at one time (a_u, a_r, a_z, c, ...). `primary` names the one
+// whose crossing of the threshold makes a unit fire (c for EGRU, v for LIF): what a figure of
+// the units' states plots; empty means the first.
 template <class Scalar>
 struct LayerState {
   std::vector<std::pair<std::string, std::vector<Scalar>>> variables;
+  std::string primary;
+  const std::string& primary_name() const {
+    return primary.empty() ? variables.front().first : primary;
+  }
   const std::vector<Scalar>& at(const std::string& name) const {
     for (const auto& [n, v] : variables)
       if (n == name) return v;

@@ -12,29 +12,14 @@ import numpy as np
 import torch
 
 import egret
+from autograd_reference import (bin_inputs, compare, heaviside_with_surrogate, layer_params,
+                                loss_of, random_events, readouts)
 
 GAMMA, EPS = 0.3, 0.5  # defaults of "pseudo_derivative"
 
 
 def heaviside(gamma, eps):
-    class H(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, v):
-            ctx.save_for_backward(v)
-            return (v > 0).to(v.dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (v,) = ctx.saved_tensors
-            return g * gamma * torch.clamp(1 - v.abs() / eps, min=0)
-
-    return H.apply
-
-
-def layer_params(net, l):
-    prefix = f"layer{l}."
-    return {k[len(prefix):]: torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=True)
-            for k, v in net.parameters().items() if k.startswith(prefix)}
+    return heaviside_with_surrogate(lambda v: gamma * torch.clamp(1 - v.abs() / eps, min=0))
 
 
 def discrete_layer(P, x, gamma, eps, counts):
@@ -55,64 +40,6 @@ def discrete_layer(P, x, gamma, eps, counts):
         counts["zero"] += int(((1 - v.detach().abs() / eps) <= 0).sum())
         out.append(y)
     return torch.stack(out)
-
-
-def bin_inputs(t, ch, values, dt, ticks, channels):
-    """values: a differentiable tensor, one per event, summed into (t_{k-1}, t_k]."""
-    k = np.maximum(np.ceil(np.asarray(t) / dt).astype(int), 1)
-    keep = k <= ticks
-    flat = torch.zeros(ticks * channels, dtype=torch.float64)
-    index = torch.tensor((k[keep] - 1) * channels + np.asarray(ch)[keep], dtype=torch.int64)
-    flat = flat.index_add(0, index, values[torch.tensor(np.nonzero(keep)[0])])
-    return flat.reshape(ticks, channels)
-
-
-def readouts(y, dt, tau, points, windows):
-    """Point readouts o(t) and window means of the output trace of outputs y (K, N)."""
-    times = dt * torch.arange(1, y.shape[0] + 1, dtype=torch.float64)
-    out = []
-    for t in points:
-        w = torch.where(times <= t, torch.exp(-(t - times) / tau), torch.zeros_like(times))
-        out.append(w @ y)
-    for a, b in windows:
-        before = times <= a
-        inside = (times > a) & (times <= b)
-        w = torch.where(before, tau * (torch.exp(-(a - times) / tau) - torch.exp(-(b - times) / tau)),
-                        torch.where(inside, tau * (1 - torch.exp(-(b - times) / tau)),
-                                    torch.zeros_like(times)))
-        out.append(w @ y / (b - a))
-    return torch.stack(out)
-
-
-def loss_of(logits, loss, targets):
-    if loss == "mean_squared_error":
-        return ((logits - torch.tensor(targets)) ** 2).mean()
-    return torch.nn.functional.cross_entropy(logits, torch.tensor(targets), reduction="mean")
-
-
-def relative_error(mine, ref):
-    ref = np.asarray(ref, dtype=np.float64)
-    scale = np.abs(ref).max()
-    assert scale > 0, "a zero reference gradient tests nothing"
-    return float(np.abs(np.asarray(mine) - ref).max() / scale)
-
-
-def compare(grads, ref_tensors):
-    worst = {}
-    for name, tensor in ref_tensors.items():
-        ref = tensor.grad.numpy() if tensor.grad is not None else np.zeros(tuple(tensor.shape))
-        mine = np.asarray(grads[name], dtype=np.float64).reshape(ref.shape)
-        if np.abs(ref).max() == 0:
-            assert np.abs(mine).max() == 0, name
-            continue
-        worst[name] = relative_error(mine, ref)
-        assert worst[name] <= 1e-10, (name, worst[name])
-    return worst
-
-
-def random_events(rng, n, end, channels):
-    t = np.sort(rng.uniform(0.01, end, n))
-    return t, rng.integers(0, channels, n), rng.uniform(0.3, 1.5, n)
 
 
 def two_discrete_layers_case(loss, half_width, seed):

@@ -1,0 +1,80 @@
+// The physics of a LIF layer with soft reset, on the tick schedule (DESIGN section 4):
+//   v_k = alpha v_{k-1} + W x_k + V s_{k-1} + b - theta s_{k-1},   alpha = exp(-dt / tau_mem)
+//   s_k = H(v_k - theta)                                          (H(0) = 0)
+// A spiking unit emits an event of value 1 (binary: its consumers accumulate, they do not
+// multiply). Event-sparse: only the columns of W for channels with input this tick and of V for
+// the units that spiked at k - 1 are added. The backward side is models/lif_adjoint.hpp.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "models/lif_adjoint.hpp"
+#include "models/lif_params.hpp"
+#include "models/sparse_columns.hpp"
+#include "models/surrogates.hpp"
+#include "models/tick_step.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class LifCell {
+ public:
+  using Params = LifParams<Scalar>;
+  using Adjoint = LifAdjoint<Scalar>;
+  using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+  static constexpr const char* kType = "lif";
+
+  explicit LifCell(std::shared_ptr<const Params> p) : p_(std::move(p)) {
+    v_.resize(p_->units());
+    drive_.resize(p_->units());
+  }
+
+  void reset() {
+    v_.setZero();
+    spiking_.clear();
+  }
+
+  void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
+    const Params& p = *p_;
+    drive_ = p.b;
+    add_scaled_columns(drive_, p.W, x.channels, x.values);
+    ones_.assign(spiking_.size(), Scalar(1));
+    add_scaled_columns(drive_, p.V, spiking_, ones_);
+    v_ = p.decay() * v_ + drive_.array();
+    for (Index m : spiking_) v_[m] -= p.theta[m];  // soft reset
+    spiking_.clear();
+    for (Index m = 0; m < p.units(); ++m) {
+      const Scalar u = v_[m] - p.theta[m];
+      if (u > Scalar(0)) {
+        spiking_.push_back(m);
+        out.event(m, Scalar(1));
+      } else if (out.recording() && arctan_surrogate(u, p.alpha_s) != Scalar(0)) {
+        out.surrogate(m);
+      }
+    }
+  }
+
+  // Per tick the adjoint needs v_k (s_k = H(v_k - theta) follows from it).
+  std::size_t record_size() const { return static_cast<std::size_t>(p_->units()); }
+  void record(std::vector<Scalar>& tape) const {
+    tape.insert(tape.end(), v_.data(), v_.data() + v_.size());
+  }
+
+  LayerState<Scalar> state() const {
+    LayerState<Scalar> s;
+    std::vector<Scalar> spikes(static_cast<std::size_t>(p_->units()), Scalar(0));
+    for (Index m : spiking_) spikes[static_cast<std::size_t>(m)] = 1;
+    s.variables = {{"v", std::vector<Scalar>(v_.data(), v_.data() + v_.size())}, {"s", spikes}};
+    return s;
+  }
+
+ private:
+  std::shared_ptr<const Params> p_;
+  Array v_;                     // membrane potentials after the last tick
+  Vector<Scalar> drive_;        // scratch: b + W x_k + V s_{k-1}
+  std::vector<Index> spiking_;  // units with s = 1 at the last tick
+  std::vector<Scalar> ones_;
+};
+
+}  // namespace egret

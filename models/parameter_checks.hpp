@@ -1,0 +1,80 @@
+// What every family's parameters share: the physical floors, the checks of shapes, positive
+// values and time scales (each error names the layer and the parameter), and a seeded uniform
+// generator that gives the same numbers on every platform.
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "sim/numeric_types.hpp"
+
+namespace egret {
+
+// Physical floors (docs/model.md): time constants, windows and dt [ms] below a microsecond, or
+// thresholds below 1e-6, give event rates with no useful bound, so they are refused.
+inline constexpr double kMinTimeScaleMs = 1e-3;
+inline constexpr double kMinThreshold = 1e-6;
+
+namespace detail {
+template <class Derived>
+void check_shape(const Eigen::MatrixBase<Derived>& m, Index rows, Index cols,
+                 const std::string& layer, const char* name) {
+  if (m.rows() != rows || m.cols() != cols) {
+    std::ostringstream os;
+    os << layer << ": " << name << " has shape " << m.rows() << "x" << m.cols() << ", expected "
+       << rows << "x" << cols;
+    throw std::invalid_argument(os.str());
+  }
+  if (!m.allFinite()) {
+    throw std::invalid_argument(layer + ": " + name + " contains NaN or infinite entries");
+  }
+}
+template <class Scalar>
+void check_positive(Scalar v, const std::string& layer, const char* name, bool allow_inf) {
+  if (!(v > 0) || (!allow_inf && !std::isfinite(v))) {
+    std::ostringstream os;
+    os << layer << ": " << name << " must be "
+       << (allow_inf ? "> 0 (inf allowed)" : "finite and > 0") << ", got " << v;
+    throw std::invalid_argument(os.str());
+  }
+}
+// A time scale [ms] (tau_m, tau_o, a window, dt): > 0 and at least kMinTimeScaleMs.
+template <class Scalar>
+void check_time_scale(Scalar v, const std::string& layer, const char* name, bool allow_inf) {
+  check_positive(v, layer, name, allow_inf);
+  if (v < static_cast<Scalar>(kMinTimeScaleMs)) {
+    std::ostringstream os;
+    os << layer << ": " << name << " = " << v << " ms is below the documented minimum "
+       << kMinTimeScaleMs << " ms (the event rate would have no useful bound)";
+    throw std::invalid_argument(os.str());
+  }
+}
+}  // namespace detail
+
+// U(lo, hi) from std::mt19937_64 with egret's own mapping (std distributions are not portable):
+// a seed gives the same weights on every platform and in both precisions.
+template <class Scalar>
+class SeededUniform {
+ public:
+  explicit SeededUniform(std::uint64_t seed) : rng_(seed) {}
+  Scalar operator()(Scalar lo, Scalar hi) {
+    const double u01 = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+    return lo + static_cast<Scalar>(u01) * (hi - lo);
+  }
+  // Every entry of m from U(-scale, scale), column by column.
+  template <class M>
+  void fill(M& m, Scalar scale) {
+    for (Index j = 0; j < m.cols(); ++j)
+      for (Index i = 0; i < m.rows(); ++i) m(i, j) = (*this)(-scale, scale);
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+}  // namespace egret

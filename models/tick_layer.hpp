@@ -1,0 +1,150 @@
+// The engine side of every discrete-time family (DESIGN section 4): a tick schedule t_k = k dt
+// (k = 1, 2, ...), input events binned per tick, surrogate events while a tape is recorded, and
+// the tape record of each tick. A family supplies only its equations, as a Cell:
+//
+//   template <class Scalar> class Cell {
+//    public:
+//     using Params = ...;   // units(), inputs(), dt, output_time_constant(), validate(),
+//                           // visit_parameters (sim/parameters.hpp)
+//     using Adjoint = ...;  // the backward side (models/tick_adjoint.hpp)
+//     static constexpr const char* kType = "...";         // the configuration's type
+//     explicit Cell(std::shared_ptr<const Params> p);     // sizes its state and scratch
+//     void reset();                                       // the state at t = 0
+//     void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out);  // one tick
+//     std::size_t record_size() const;                    // what it keeps per tick on a tape,
+//     void record(std::vector<Scalar>& tape) const;       //   appended after each step
+//     LayerState<Scalar> state() const;                   // named state vectors
+//   };
+//
+// Input semantics: the events of a tick's bin (t_{k-1}, t_k] are summed per channel; tick k
+// consumes the sums (x_k), so an input that carries no event at tick k is zero there.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/tick_adjoint.hpp"
+#include "models/tick_step.hpp"
+#include "sim/layer.hpp"
+
+namespace egret {
+
+template <class Scalar, template <class> class Cell>
+class TickLayer final : public Layer<Scalar> {
+ public:
+  using Params = typename Cell<Scalar>::Params;
+
+  explicit TickLayer(std::shared_ptr<const Params> params)
+      : p_(std::move(params)), cell_(checked(p_)) {
+    allocate();
+    reset();
+  }
+
+  std::string type_name() const override { return Cell<Scalar>::kType; }
+  Index units() const override { return p_->units(); }
+  Index inputs() const override { return p_->inputs(); }
+  Scalar output_time_constant() const override { return p_->output_time_constant(); }
+  bool clocked() const override { return true; }
+  const Params& params() const { return *p_; }
+
+  std::unique_ptr<Layer<Scalar>> clone() const override { return std::make_unique<TickLayer>(p_); }
+
+  void reset() override {
+    cell_.reset();
+    bin_.clear();
+    for (Index ch : pending_) pending_sum_[ch] = 0, is_pending_[ch] = 0;
+    pending_.clear();
+    next_tick_ = 1;
+  }
+
+  // A value-0 input changes no sum and is not binned: surrogate events are value-0 inputs, and
+  // binning them would make the forward pass depend on whether a tape is recorded.
+  void receive_input(Scalar, Index channel, Scalar value, Scheduler<Scalar>&) override {
+    if (value == Scalar(0)) return;
+    if (!is_pending_[channel]) {
+      is_pending_[channel] = 1;
+      pending_.push_back(channel);
+    }
+    pending_sum_[channel] += value;
+  }
+
+  void release(const Event<Scalar>&) override {
+    throw std::logic_error(std::string(Cell<Scalar>::kType) + ": has no release events");
+  }
+
+  InternalEvent<Scalar> next_internal_event() const override { return {tick_time(next_tick_), 0}; }
+
+  // One tick: the bin (t_{k-1}, t_k] goes to the cell, whose emissions are appended in unit
+  // order.
+  void fire(Scalar t, Scheduler<Scalar>&, std::vector<Emission<Scalar>>& out) override {
+    if (t != tick_time(next_tick_))
+      throw std::logic_error(std::string(Cell<Scalar>::kType) + ": fire() off the tick");
+    bin_.clear();
+    for (Index ch : pending_) {
+      bin_.channels.push_back(ch);
+      bin_.values.push_back(pending_sum_[ch]);
+      pending_sum_[ch] = 0;
+      is_pending_[ch] = 0;
+    }
+    pending_.clear();
+    TickOutput<Scalar> emit(out, recording_);
+    cell_.step(bin_, emit);
+    ++next_tick_;
+  }
+
+  LayerState<Scalar> state_at(Scalar) const override { return cell_.state(); }
+
+  NamedParameters<Scalar> parameters() const override { return collect_parameters<Scalar>(*p_); }
+  std::unique_ptr<Layer<Scalar>> with_parameters(
+      const NamedParameters<Scalar>& values) const override {
+    auto p = std::make_shared<Params>(*p_);
+    assign_parameters(*p, values, type_name());
+    return std::make_unique<TickLayer>(std::move(p));
+  }
+
+  std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
+    return std::make_unique<TickAdjoint<Scalar, Cell>>(p_, cell_.record_size());
+  }
+  void set_tape_recording(bool recording) override { recording_ = recording; }
+  // Per tick (models/tick_adjoint.hpp reads it back): the bin (count, then channel and sum per
+  // channel, in the order they were summed), then the cell's record. Input steps record nothing.
+  void record_step_state(EventKind kind, std::vector<Scalar>& out) const override {
+    if (kind != EventKind::kInternal) return;
+    out.push_back(static_cast<Scalar>(bin_.channels.size()));
+    for (std::size_t i = 0; i < bin_.channels.size(); ++i) {
+      out.push_back(channel_as_scalar<Scalar>(bin_.channels[i], Cell<Scalar>::kType));
+      out.push_back(bin_.values[i]);
+    }
+    cell_.record(out);
+  }
+
+ private:
+  static std::shared_ptr<const Params> checked(const std::shared_ptr<const Params>& p) {
+    if (!p) throw std::invalid_argument(std::string(Cell<Scalar>::kType) + ": null parameters");
+    p->validate(std::string(Cell<Scalar>::kType) + " layer");
+    return p;
+  }
+
+  void allocate() {
+    const auto d = static_cast<std::size_t>(p_->inputs());
+    pending_sum_.assign(d, Scalar(0));
+    is_pending_.assign(d, 0);
+  }
+
+  Scalar tick_time(std::int64_t k) const { return static_cast<Scalar>(k) * p_->dt; }
+
+  std::shared_ptr<const Params> p_;
+  Cell<Scalar> cell_;
+  TickInput<Scalar> bin_;            // what the last tick consumed (for the tape)
+  std::vector<Scalar> pending_sum_;  // summed input per channel for the coming tick
+  std::vector<unsigned char> is_pending_;
+  std::vector<Index> pending_;  // channels with pending input, in arrival order
+  std::int64_t next_tick_ = 1;
+  bool recording_ = false;
+};
+
+}  // namespace egret

@@ -1,0 +1,56 @@
+// What one tick of a discrete-time family consumes and produces (models/tick_layer.hpp): the bin
+// of summed input per channel, and the units' emissions. Shared by a family's forward cell and
+// its adjoint.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/layer.hpp"
+
+namespace egret {
+
+// The input a tick consumes: every channel that received events in (t_{k-1}, t_k], with the sum
+// of their values, in arrival order. Channels not listed are zero at this tick.
+template <class Scalar>
+struct TickInput {
+  std::vector<Index> channels;
+  std::vector<Scalar> values;
+  void clear() {
+    channels.clear();
+    values.clear();
+  }
+  std::size_t size() const { return channels.size(); }
+};
+
+// Where a cell puts what its units emit at a tick, in unit order: events (value != 0), and,
+// while a tape is recorded, surrogate events for silent units whose surrogate derivative is
+// not zero (sim/layer.hpp Emission), so that their consumers' adjoints reach them.
+template <class Scalar>
+class TickOutput {
+ public:
+  TickOutput(std::vector<Emission<Scalar>>& out, bool recording)
+      : out_(out), recording_(recording) {}
+  void event(Index unit, Scalar value) { out_.push_back({unit, value}); }
+  bool recording() const { return recording_; }
+  void surrogate(Index unit) {
+    if (recording_) out_.push_back({unit, Scalar(0), Scalar(0), true});
+  }
+
+ private:
+  std::vector<Emission<Scalar>>& out_;
+  bool recording_;
+};
+
+// Channels are stored on the tape as Scalars: exact below 2^24 (float) or 2^53 (double).
+template <class Scalar>
+Scalar channel_as_scalar(Index ch, const char* family) {
+  const auto s = static_cast<Scalar>(ch);
+  if (static_cast<Index>(s) != ch)
+    throw std::invalid_argument(std::string(family) + ": input channel " + std::to_string(ch) +
+                                " cannot be recorded on a tape of this precision");
+  return s;
+}
+
+}  // namespace egret

@@ -1,0 +1,106 @@
+// The LIF family (models/lif_cell.hpp) on the tick schedule: a spike train worked by hand, the
+// soft reset and the recurrent columns, a configuration with only type, units and dt, strict
+// keys, and the float build agreeing with the double one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "io/network_config.hpp"
+#include "models/lif_family.hpp"
+#include "sim/engine.hpp"
+
+namespace {
+
+using egret::Index;
+using P = egret::LifParams<double>;
+
+egret::SimResult<double> run(const P& p, const std::vector<egret::InputEvent<double>>& in,
+                             double end, std::vector<double> snapshots = {}) {
+  egret::Network<double> net;
+  net.add_layer(std::make_unique<egret::TickLayer<double, egret::LifCell>>(std::make_shared<P>(p)));
+  egret::SimOptions<double> opt;
+  opt.end_time = end;
+  opt.snapshot_times = std::move(snapshots);
+  return egret::simulate(net, egret::InputStream<double>(in, p.inputs()), opt);
+}
+
+// One input channel, two units. alpha = 1/2 (tau_mem = dt / ln 2), theta = 1, W = (0.6, 0.2),
+// V[1][0] = 0.5 (unit 0's spike drives unit 1), no bias. Input 1 at ticks 1, 2, 3:
+//   unit 0: v = 0.6, 0.9, 1.05 (spikes at tick 3), then 0.525 - 1 = -0.475 at tick 4.
+//   unit 1: v = 0.2, 0.3, 0.35, then 0.175 + 0.5 = 0.675 at tick 4 (unit 0's spike arrives).
+TEST(Lif, SpikeTrainAndSoftResetByHand) {
+  P p;
+  p.W.resize(2, 1);
+  p.W << 0.6, 0.2;
+  p.V.setZero(2, 2);
+  p.V(1, 0) = 0.5;
+  p.b.setZero(2);
+  p.theta.setConstant(2, 1.0);
+  p.dt = 1.0;
+  p.tau_mem = 1.0 / std::log(2.0);
+  const auto r = run(p, {{0.5, 0, 1.0}, {1.5, 0, 1.0}, {2.5, 0, 1.0}}, 4.0, {3.0, 4.0});
+  ASSERT_EQ(r.trace.size(), 1u);
+  EXPECT_EQ(r.trace[0].time, 3.0);
+  EXPECT_EQ(r.trace[0].unit, 0);
+  EXPECT_EQ(r.trace[0].value, 1.0);
+  const auto& v3 = r.snapshots[0].layers[0].at("v");
+  const auto& v4 = r.snapshots[1].layers[0].at("v");
+  EXPECT_NEAR(v3[0], 1.05, 1e-15);
+  EXPECT_NEAR(v3[1], 0.35, 1e-15);
+  EXPECT_NEAR(v4[0], -0.475, 1e-15);
+  EXPECT_NEAR(v4[1], 0.675, 1e-15);
+  EXPECT_EQ(r.snapshots[0].layers[0].at("s")[0], 1.0);
+  EXPECT_EQ(r.snapshots[1].layers[0].at("s")[0], 0.0);
+  EXPECT_EQ(r.layers[0].internal_steps, 4u);
+}
+
+TEST(Lif, TypeUnitsAndDtBuildALayerAndUnknownKeysAreRefused) {
+  const auto cfg = egret::parse_network_config(
+      R"({"input_channels": 3, "layers": [{"type": "lif", "units": 8, "dt": 1}]})", "test");
+  auto net = egret::build_network<double>(cfg);
+  EXPECT_EQ(net.layer(0).type_name(), "lif");
+  EXPECT_EQ(net.layer(0).units(), 8);
+  EXPECT_TRUE(net.layer(0).has_adjoint());
+  try {
+    egret::parse_network_config(
+        R"({"input_channels": 3, "layers": [{"type": "lif", "units": 8, "tau_m": 5}]})", "test");
+    FAIL() << "tau_m (a continuous EGRU key) was accepted for a lif layer";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown key 'tau_m' for a lif layer"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(egret::parse_network_config(
+                   R"({"input_channels": 3, "layers": [{"type": "lif", "units": 8,
+                       "tau_mem": 1e-9}]})",
+                   "test"),
+               std::invalid_argument);
+}
+
+TEST(Lif, FloatAgreesWithDouble) {
+  const auto cfg = egret::parse_network_config(
+      R"({"seed": 3, "input_channels": 4, "layers": [{"type": "lif", "units": 16, "dt": 0.5,
+          "tau_mem": 8, "threshold": 0.5, "init": {"weight_scale": 3}}]})",
+      "test");
+  auto nd = egret::build_network<double>(cfg);
+  auto nf = egret::build_network<float>(cfg);
+  std::vector<egret::InputEvent<double>> in;
+  std::vector<egret::InputEvent<float>> in_f;
+  for (int i = 0; i < 200; ++i) {
+    const double t = 0.1 + 0.25 * i;
+    in.push_back({t, i % 4, 1.0});
+    in_f.push_back({static_cast<float>(t), i % 4, 1.0f});
+  }
+  egret::SimOptions<double> od;
+  od.end_time = 50;
+  egret::SimOptions<float> of;
+  of.end_time = 50;
+  const auto rd = egret::simulate(nd, egret::InputStream<double>(in, 4), od);
+  const auto rf = egret::simulate(nf, egret::InputStream<float>(in_f, 4), of);
+  ASSERT_GT(rd.trace.size(), 100u);
+  // Spike trains may differ where v lands within float rounding of theta: allow 2 %.
+  const double diff =
+      std::abs(static_cast<double>(rd.trace.size()) - static_cast<double>(rf.trace.size()));
+  EXPECT_LE(diff, 0.02 * static_cast<double>(rd.trace.size()));
+}
+
+}  // namespace
