@@ -125,6 +125,11 @@ class ReadoutTraceAdjoint {
   void bring(std::size_t k, Scalar t) {
     const Scalar delta = t_lam_[k] - t;
     if (delta == 0) return;
+    if (std::isinf(tau_o_)) {  // a held trace: no decay; M only serves dL/dtau_o, which is 0
+      lam_[k] += rho_[k] * delta;
+      t_lam_[k] = t;
+      return;
+    }
     const Scalar e = std::exp(-delta / tau_o_);
     m_[k] = e * (m_[k] + delta * lam_[k]) +
             rho_[k] * (tau_o_ * tau_o_ - e * (tau_o_ * tau_o_ + tau_o_ * delta));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "models/bmru_family.hpp"
 #include "models/continuous_egru_family.hpp"
 #include "models/discrete_egru_family.hpp"
 #include "models/lif_family.hpp"
@@ -17,6 +18,7 @@ inline const std::vector<CellFamily>& cell_families() {
       continuous_egru_family(),
       discrete_egru_family(),
       lif_family(),
+      bmru_family(),
   };
   return families;
 }

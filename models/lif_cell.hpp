@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/input_drive.hpp"
 #include "models/lif_adjoint.hpp"
 #include "models/lif_params.hpp"
 #include "models/sparse_columns.hpp"
@@ -24,6 +25,7 @@ class LifCell {
   using Adjoint = LifAdjoint<Scalar>;
   using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
   static constexpr const char* kType = "lif";
+  static constexpr bool kHeldOutput = false;  // spikes are events, not changes
 
   explicit LifCell(std::shared_ptr<const Params> p) : p_(std::move(p)) {
     v_.resize(p_->units());
@@ -33,12 +35,13 @@ class LifCell {
   void reset() {
     v_.setZero();
     spiking_.clear();
+    input_.reset(p_->units());
   }
 
   void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
     const Params& p = *p_;
     drive_ = p.b;
-    add_scaled_columns(drive_, p.W, x.channels, x.values);
+    input_.add_to(drive_, p.W, x);
     ones_.assign(spiking_.size(), Scalar(1));
     add_scaled_columns(drive_, p.V, spiking_, ones_);
     v_ = p.decay() * v_ + drive_.array();
@@ -75,6 +78,7 @@ class LifCell {
   Vector<Scalar> drive_;        // scratch: b + W x_k + V s_{k-1}
   std::vector<Index> spiking_;  // units with s = 1 at the last tick
   std::vector<Scalar> ones_;
+  InputDrive<Scalar> input_;  // W x_k (models/input_drive.hpp)
 };
 
 }  // namespace egret

@@ -17,12 +17,19 @@
 // consumers, the adjoints of input values (inputs are consumed by the next tick; those after
 // the last tick by none), the output trace's time constant. Input times get no gradient
 // (binning), and neither do tick times.
+//
+// Held inputs (delta semantics): an input event changes x from its tick k on, so its value's
+// adjoint is sum_{j >= k} dL/dx_j[channel], accumulated here for every channel that ever changed
+// (O(N) per such channel and tick). x_k is rebuilt backward from the recorded previous values,
+// exactly, and handed to the cell as the tick's input (its nonzero channels).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "models/tick_step.hpp"
 #include "sim/layer_adjoint.hpp"
@@ -48,22 +55,25 @@ class TickAdjoint final : public LayerAdjoint<Scalar> {
   using Params = typename Cell<Scalar>::Params;
   using CellAdjoint = typename Cell<Scalar>::Adjoint;
 
-  TickAdjoint(std::shared_ptr<const Params> p, std::size_t record_size)
-      : p_(std::move(p)), cell_(p_), record_size_(record_size) {}
+  TickAdjoint(std::shared_ptr<const Params> p, std::size_t record_size, bool held_input)
+      : p_(std::move(p)), cell_(p_), record_size_(record_size), held_input_(held_input) {}
 
-  void begin(const Tape<Scalar>&, Index) override {
+  void begin(const Tape<Scalar>& tape, Index layer) override {
     grad_ = collect_parameters<Scalar>(*p_).zeros_like();
     cell_.begin(grad_);
     dy_.setZero(p_->units());
     report_ = BackwardReport{};
     any_tick_ = false;
+    if (held_input_) read_held_end_state(tape.end_states[static_cast<std::size_t>(layer)]);
   }
 
   // An input step: its value entered x of the tick that consumed it, the last one visited.
   void jump_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st, Scalar* d_value,
                     Scalar*) override {
     if (st.kind != EventKind::kInput || !any_tick_) return;
-    d_value[0] = cell_.input_adjoint(tape.items_of(st)[0].index, report_);
+    const Index ch = tape.items_of(st)[0].index;
+    d_value[0] = held_input_ ? held_adjoint_[static_cast<std::size_t>(ch)]
+                             : cell_.input_adjoint(ch, report_);
   }
 
   // dL/dy_k of an emitted (or surrogate) unit from its consumers. Emission times are tick
@@ -78,9 +88,15 @@ class TickAdjoint final : public LayerAdjoint<Scalar> {
     v.record = read_bin(tape, st, bin_);
     const TapeStep<Scalar>* prev = previous_tick(tape, st);
     v.previous_record = prev ? read_bin(tape, *prev, previous_bin_) : nullptr;
-    v.input = &bin_;
+    v.input = held_input_ ? &held_input_now() : &bin_;
     v.dy = &dy_;
     cell_.tick(v, report_);
+    if (held_input_) {
+      for (Index ch : ever_changed_)
+        held_adjoint_[static_cast<std::size_t>(ch)] += cell_.input_adjoint(ch, report_);
+      for (std::size_t i = 0; i < bin_.size(); ++i)  // x_{k-1} for the next tick visited
+        held_x_[static_cast<std::size_t>(bin_.channels[i])] = bin_old_[i];
+    }
     ++report_.steps;
     any_tick_ = true;
     return 0;  // tick times do not depend on the parameters
@@ -109,32 +125,67 @@ class TickAdjoint final : public LayerAdjoint<Scalar> {
     return s;
   }
 
-  // A tick's record (models/tick_layer.hpp): the bin into `bin`; returns the cell's record.
+  [[noreturn]] static void mismatch() {
+    throw std::logic_error(std::string(Cell<Scalar>::kType) +
+                           " adjoint: the tape does not match the layer");
+  }
+
+  // A tick's record (models/tick_layer.hpp): the bin into `bin` (held inputs: the previous values
+  // into bin_old_); returns the cell's record.
   const Scalar* read_bin(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
-                         TickInput<Scalar>& bin) const {
+                         TickInput<Scalar>& bin) {
     const auto& all = tape.step_states[static_cast<std::size_t>(st.layer)];
     const auto offset = static_cast<std::size_t>(st.state);
-    auto mismatch = [] {
-      throw std::logic_error(std::string(Cell<Scalar>::kType) +
-                             " adjoint: the tape does not match the layer");
-    };
+    const std::size_t stride = held_input_ ? 3 : 2;
     if (offset >= all.size()) mismatch();
     const Scalar count = all[offset];
-    if (!(count >= 0) || 2 * static_cast<double>(count) > static_cast<double>(all.size()))
+    if (!(count >= 0) || stride * static_cast<double>(count) > static_cast<double>(all.size()))
       mismatch();
     const auto n = static_cast<std::size_t>(count);
-    if (offset + 1 + 2 * n + record_size_ > all.size()) mismatch();
+    if (offset + 1 + stride * n + record_size_ > all.size()) mismatch();
     bin.clear();
+    if (&bin == &bin_) bin_old_.clear();
     for (std::size_t i = 0; i < n; ++i) {
-      bin.channels.push_back(static_cast<Index>(all[offset + 1 + 2 * i]));
-      bin.values.push_back(all[offset + 2 + 2 * i]);
+      const Scalar* entry = all.data() + offset + 1 + stride * i;
+      bin.channels.push_back(static_cast<Index>(entry[0]));
+      bin.values.push_back(entry[1]);
+      if (held_input_ && &bin == &bin_) bin_old_.push_back(entry[2]);
     }
-    return all.data() + offset + 1 + 2 * n;
+    return all.data() + offset + 1 + stride * n;
+  }
+
+  // Held inputs: x at the last tick and the channels that ever changed (TickLayer's end record).
+  void read_held_end_state(const std::vector<Scalar>& end) {
+    const auto d = static_cast<std::size_t>(p_->inputs());
+    if (end.size() < d + 1) mismatch();
+    held_x_.assign(end.begin(), end.begin() + static_cast<std::ptrdiff_t>(d));
+    const Scalar count = end[d];
+    if (!(count >= 0) || static_cast<double>(count) != static_cast<double>(end.size() - d - 1))
+      mismatch();
+    ever_changed_.clear();
+    for (std::size_t i = d + 1; i < end.size(); ++i)
+      ever_changed_.push_back(static_cast<Index>(end[i]));
+    held_adjoint_.assign(d, Scalar(0));
+  }
+
+  // x_k's nonzero channels, as the cell's adjoint expects its input.
+  const TickInput<Scalar>& held_input_now() {
+    held_now_.clear();
+    for (std::size_t ch = 0; ch < held_x_.size(); ++ch) {
+      if (held_x_[ch] == Scalar(0)) continue;
+      held_now_.channels.push_back(static_cast<Index>(ch));
+      held_now_.values.push_back(held_x_[ch]);
+    }
+    return held_now_;
   }
 
   std::shared_ptr<const Params> p_;
   CellAdjoint cell_;
   std::size_t record_size_;
+  bool held_input_;
+  std::vector<Scalar> held_x_, bin_old_, held_adjoint_;  // held inputs: x_k, previous values,
+  std::vector<Index> ever_changed_;                      //   sum_{j >= k} dL/dx_j, channels
+  TickInput<Scalar> held_now_;
   NamedParameters<Scalar> grad_;
   Eigen::Array<Scalar, Eigen::Dynamic, 1> dy_;
   TickInput<Scalar> bin_, previous_bin_;

@@ -8,6 +8,8 @@
 //                           // visit_parameters (sim/parameters.hpp)
 //     using Adjoint = ...;  // the backward side (models/tick_adjoint.hpp)
 //     static constexpr const char* kType = "...";         // the configuration's type
+//     static constexpr bool kHeldOutput = ...;  // events are changes of a held state (delta
+//                                               //   semantics, sim/layer.hpp output_is_held)
 //     explicit Cell(std::shared_ptr<const Params> p);     // sizes its state and scratch
 //     void reset();                                       // the state at t = 0
 //     void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out);  // one tick
@@ -16,10 +18,13 @@
 //     LayerState<Scalar> state() const;                   // named state vectors
 //   };
 //
-// Input semantics: the events of a tick's bin (t_{k-1}, t_k] are summed per channel; tick k
-// consumes the sums (x_k), so an input that carries no event at tick k is zero there.
+// Input semantics: the events of a tick's bin (t_{k-1}, t_k] are summed per channel. Impulse
+// inputs: tick k consumes the sums (x_k), so a channel without events at tick k is zero there.
+// Held inputs (the layer below has a held output): the sums are changes, and x_k holds every
+// channel's value (models/tick_step.hpp TickInput).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -49,15 +54,27 @@ class TickLayer final : public Layer<Scalar> {
   Index inputs() const override { return p_->inputs(); }
   Scalar output_time_constant() const override { return p_->output_time_constant(); }
   bool clocked() const override { return true; }
+  bool output_is_held() const override { return Cell<Scalar>::kHeldOutput; }
+  void set_input_held(bool held) override {
+    held_input_ = held;
+    reset();
+  }
   const Params& params() const { return *p_; }
 
-  std::unique_ptr<Layer<Scalar>> clone() const override { return std::make_unique<TickLayer>(p_); }
+  std::unique_ptr<Layer<Scalar>> clone() const override {
+    auto copy = std::make_unique<TickLayer>(p_);
+    copy->set_input_held(held_input_);
+    return copy;
+  }
 
   void reset() override {
     cell_.reset();
     bin_.clear();
     for (Index ch : pending_) pending_sum_[ch] = 0, is_pending_[ch] = 0;
     pending_.clear();
+    std::fill(held_x_.begin(), held_x_.end(), Scalar(0));
+    std::fill(ever_changed_.begin(), ever_changed_.end(), 0);
+    changed_.clear();
     next_tick_ = 1;
   }
 
@@ -84,9 +101,13 @@ class TickLayer final : public Layer<Scalar> {
     if (t != tick_time(next_tick_))
       throw std::logic_error(std::string(Cell<Scalar>::kType) + ": fire() off the tick");
     bin_.clear();
+    bin_old_.clear();
+    bin_.held = held_input_;
+    bin_.held_values = held_input_ ? &held_x_ : nullptr;
     for (Index ch : pending_) {
       bin_.channels.push_back(ch);
       bin_.values.push_back(pending_sum_[ch]);
+      if (held_input_) hold(ch, pending_sum_[ch]);
       pending_sum_[ch] = 0;
       is_pending_[ch] = 0;
     }
@@ -107,19 +128,28 @@ class TickLayer final : public Layer<Scalar> {
   }
 
   std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
-    return std::make_unique<TickAdjoint<Scalar, Cell>>(p_, cell_.record_size());
+    return std::make_unique<TickAdjoint<Scalar, Cell>>(p_, cell_.record_size(), held_input_);
   }
   void set_tape_recording(bool recording) override { recording_ = recording; }
   // Per tick (models/tick_adjoint.hpp reads it back): the bin (count, then channel and sum per
-  // channel, in the order they were summed), then the cell's record. Input steps record nothing.
+  // channel, in the order they were summed; held inputs add the channel's value before the
+  // change), then the cell's record. Input steps record nothing.
   void record_step_state(EventKind kind, std::vector<Scalar>& out) const override {
     if (kind != EventKind::kInternal) return;
     out.push_back(static_cast<Scalar>(bin_.channels.size()));
     for (std::size_t i = 0; i < bin_.channels.size(); ++i) {
       out.push_back(channel_as_scalar<Scalar>(bin_.channels[i], Cell<Scalar>::kType));
       out.push_back(bin_.values[i]);
+      if (held_input_) out.push_back(bin_old_[i]);
     }
     cell_.record(out);
+  }
+  // Held inputs: x at the last tick (every channel), then the channels that ever changed.
+  void record_end_state(std::vector<Scalar>& out) const override {
+    if (!held_input_) return;
+    out.insert(out.end(), held_x_.begin(), held_x_.end());
+    out.push_back(static_cast<Scalar>(changed_.size()));
+    for (Index ch : changed_) out.push_back(channel_as_scalar<Scalar>(ch, Cell<Scalar>::kType));
   }
 
  private:
@@ -133,6 +163,18 @@ class TickLayer final : public Layer<Scalar> {
     const auto d = static_cast<std::size_t>(p_->inputs());
     pending_sum_.assign(d, Scalar(0));
     is_pending_.assign(d, 0);
+    held_x_.assign(d, Scalar(0));
+    ever_changed_.assign(d, 0);
+  }
+
+  // A held input channel changes by `change` at this tick.
+  void hold(Index ch, Scalar change) {
+    bin_old_.push_back(held_x_[ch]);
+    held_x_[ch] += change;
+    if (!ever_changed_[ch]) {
+      ever_changed_[ch] = 1;
+      changed_.push_back(ch);
+    }
   }
 
   Scalar tick_time(std::int64_t k) const { return static_cast<Scalar>(k) * p_->dt; }
@@ -145,6 +187,12 @@ class TickLayer final : public Layer<Scalar> {
   std::vector<Index> pending_;  // channels with pending input, in arrival order
   std::int64_t next_tick_ = 1;
   bool recording_ = false;
+  // Held inputs (delta semantics): x of every channel, each change's previous value (for the
+  // tape), and the channels that ever changed.
+  bool held_input_ = false;
+  std::vector<Scalar> held_x_, bin_old_;
+  std::vector<unsigned char> ever_changed_;
+  std::vector<Index> changed_;
 };
 
 }  // namespace egret

@@ -12,11 +12,18 @@
 namespace egret {
 
 // The input a tick consumes: every channel that received events in (t_{k-1}, t_k], with the sum
-// of their values, in arrival order. Channels not listed are zero at this tick.
+// of their values, in arrival order.
+//  * Impulse inputs (events, spikes): the sums are x_k; channels not listed are zero.
+//  * Held inputs (the changes of a held output below, sim/layer.hpp output_is_held): the sums are
+//    the changes x_k - x_{k-1}; every channel keeps its value, `held_values` holds x_k.
+// A cell that multiplies x_k by weights uses InputDrive (models/input_drive.hpp), which handles
+// both. In the backward pass (TickVisit::input) the channels are always x_k's nonzero ones.
 template <class Scalar>
 struct TickInput {
   std::vector<Index> channels;
   std::vector<Scalar> values;
+  bool held = false;
+  const std::vector<Scalar>* held_values = nullptr;  // held: x_k, every channel
   void clear() {
     channels.clear();
     values.clear();

@@ -96,6 +96,19 @@ class Layer {
   // True for layers driven by a tick schedule (discrete time): their internal events are ticks.
   virtual bool clocked() const = 0;
 
+  // Delta semantics (docs/model.md): a layer whose output is a real-valued state (BMRU's h, ...)
+  // emits only its changes; an event's value is h_k - h_{k-1}. Its output trace then holds the
+  // sum of the changes, h itself (output_time_constant() is +inf), and the layer above must hold
+  // its inputs: Network::add_layer calls set_input_held(true) on it. A family that cannot
+  // consume changes refuses.
+  virtual bool output_is_held() const { return false; }
+  virtual void set_input_held(bool held) {
+    if (held)
+      throw std::invalid_argument("a " + type_name() +
+                                  " layer cannot consume the changes of a held output (delta "
+                                  "semantics); put a tick-schedule layer after it");
+  }
+
   // A fresh layer with the same (shared, read-only) parameters and its own state: one per
   // worker thread in batch runs.
   virtual std::unique_ptr<Layer> clone() const = 0;

@@ -34,6 +34,15 @@ class Network {
          << layers_.back()->units() << " units";
       throw std::invalid_argument(os.str());
     }
+    if (!layers_.empty()) {
+      try {
+        layer->set_input_held(layers_.back()->output_is_held());
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("network: layer " + std::to_string(layers_.size()) +
+                                    " after a " + layers_.back()->type_name() +
+                                    " layer: " + e.what());
+      }
+    }
     layers_.push_back(std::move(layer));
   }
 

@@ -19,14 +19,15 @@ class OutputTrace {
   OutputTrace(Index units, Scalar tau_o)
       : tau_o_(tau_o), o_(units, 0), integral_(units, 0), t_(units, 0) {}
 
+  // tau_o = +inf: the trace holds (o is the sum of the values, a held output's state).
   void add(Index unit, Scalar value, Scalar t) {
-    const Scalar decay = std::exp(-(t - t_[unit]) / tau_o_);
-    integral_[unit] += tau_o_ * o_[unit] * (Scalar(1) - decay);
-    o_[unit] = o_[unit] * decay + value;
+    integral_[unit] = integral_at(unit, t);
+    o_[unit] = value_at(unit, t) + value;
     t_[unit] = t;
   }
 
   Scalar integral_at(Index unit, Scalar t) const {
+    if (std::isinf(tau_o_)) return integral_[unit] + o_[unit] * (t - t_[unit]);
     return integral_[unit] + tau_o_ * o_[unit] * (Scalar(1) - std::exp(-(t - t_[unit]) / tau_o_));
   }
 

@@ -1,10 +1,12 @@
-"""A LIF network (examples/delay_copy_lif.json) trains on the delay-copy task well above chance
-(50 % bitwise), from the CLI (`egret train`) and from Python (egret.torch with a torch
-optimizer); both are then scored on fresh trials never used for training or stopping."""
+"""Each tick-schedule family of the compatibility layer trains on the delay-copy task well above
+chance (50 % bitwise), from the CLI (`egret train`) and from Python (egret.torch with a torch
+optimizer), with its example configuration examples/delay_copy_<family>.json; both are then
+scored on fresh trials never used for training or stopping."""
 import json
 import re
 
 import numpy as np
+import pytest
 import torch
 
 import egret
@@ -12,27 +14,34 @@ import egret.torch as et
 from conftest import ROOT, run
 from test_discrete_training import bitwise_accuracy, task_trials
 
-CONFIG = ROOT / "examples" / "delay_copy_lif.json"
+FAMILIES = ["lif", "bmru"]
 WELL_ABOVE_CHANCE = 0.9
 
 
-def test_egret_train_lif_well_above_chance_on_fresh_trials(egret_bin, tmp_path):
+def config_of(family):
+    return ROOT / "examples" / f"delay_copy_{family}.json"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_egret_train_well_above_chance_on_fresh_trials(family, egret_bin, tmp_path):
+    CONFIG = config_of(family)
     r = run([egret_bin, "train", "--config", CONFIG, "--out", tmp_path / "out"])
     assert r.returncode == 0, r.stderr
     final = re.search(r"final held-out bitwise accuracy: ([0-9.]+)%", r.stdout)
     assert final and float(final.group(1)) >= 100 * WELL_ABOVE_CHANCE, r.stdout[-2000:]
     net = egret.Network.load_checkpoint(str(tmp_path / "out" / "checkpoint.h5"))
-    assert net.layer_types == ["lif"]
+    assert net.layer_types == [family]
     task = json.loads(CONFIG.read_text())["task"]
     fresh = task_trials(task, 256, task["seed"] + 100)
     logits = np.stack([np.stack(res["logits"]) for res in net.simulate_batch(fresh)])
     accuracy = bitwise_accuracy(logits, fresh)
-    print(f"egret train, LIF: {accuracy:.3f} bitwise on 256 fresh trials")
+    print(f"egret train, {family}: {accuracy:.3f} bitwise on 256 fresh trials")
     assert accuracy >= WELL_ABOVE_CHANCE
 
 
-def test_egret_torch_lif_well_above_chance_on_fresh_trials():
-    cfg = json.loads(CONFIG.read_text())
+@pytest.mark.parametrize("family", FAMILIES)
+def test_egret_torch_well_above_chance_on_fresh_trials(family):
+    cfg = json.loads(config_of(family).read_text())
     task, training = cfg.pop("task"), cfg.pop("training")
     cfg.pop("output")
     train = task_trials(task, task["train_trials"], task["seed"])
@@ -55,5 +64,5 @@ def test_egret_torch_lif_well_above_chance_on_fresh_trials():
             opt.step()
     with torch.no_grad():
         accuracy = bitwise_accuracy(model(fresh), fresh)
-    print(f"egret.torch, LIF, {epochs} epochs: {accuracy:.3f} bitwise on 256 fresh trials")
+    print(f"egret.torch, {family}, {epochs} epochs: {accuracy:.3f} bitwise on 256 fresh trials")
     assert accuracy >= WELL_ABOVE_CHANCE

@@ -1,0 +1,152 @@
+"""The BMRU family (models/bmru_cell.hpp, seed 004 Eq. 11): forward states and surrogate
+gradients against PyTorch autograd of the equations, written here independently:
+    h_hat = W_x x_k + b_x,  beta = |W_beta x_k + b_beta|,  z = H(|h_hat| - beta)
+    h_k = z S(h_hat) alpha + (1 - z) h_{k-1}
+with the arctan surrogate f'(u) = 1 / (1 + (alpha_s pi u)^2) for H and 2 f' for S (Eq. 12-13).
+Delta semantics: egret sends only changes of h; the layer above and the readout must see h
+itself, as this dense reference does (layer 1's input at tick k is layer 0's h_k; the readout
+reads h at the last tick <= t, windows average the piecewise-constant h). Cases: two layers, a
+batch of three samples, point and window readouts, every parameter, the input values."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import egret
+from autograd_reference import (bin_inputs, compare, heaviside_with_surrogate, layer_params,
+                                loss_of, random_events)
+
+
+def sign_with_surrogate(alpha_s):
+    class S(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.sign(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 / (1 + (alpha_s * math.pi * x) ** 2)
+
+    return S.apply
+
+
+def bmru_layer(P, x, alpha_s):
+    """x: (K, D) inputs (held values) -> (K, N) states h_k."""
+    H = heaviside_with_surrogate(lambda u: 1 / (1 + (alpha_s * math.pi * u) ** 2))
+    S = sign_with_surrogate(alpha_s)
+    h = torch.zeros(P["b_x"].shape[0], dtype=torch.float64)
+    out = []
+    for xk in x:
+        h_hat = P["W_x"] @ xk + P["b_x"]
+        beta = torch.abs(P["W_beta"] @ xk + P["b_beta"])
+        z = H(torch.abs(h_hat) - beta)
+        h = z * S(h_hat) * P["alpha"] + (1 - z) * h
+        out.append(h)
+    return torch.stack(out)
+
+
+def held_readouts(h, dt, points, windows):
+    """h (K, N) held from t_k = k dt on (zero before t_1): point values and window means."""
+    K = h.shape[0]
+    times = dt * np.arange(1, K + 1)
+    out = []
+    for t in points:
+        k = int(np.searchsorted(times, t, side="right"))  # ticks at or before t
+        out.append(h[k - 1] if k > 0 else torch.zeros_like(h[0]))
+    for a, b in windows:
+        ends = np.append(times[1:], np.inf)
+        lengths = np.clip(np.minimum(ends, b) - np.maximum(times, a), 0, None)
+        out.append(torch.tensor(lengths) @ h / (b - a))
+    return torch.stack(out)
+
+
+def config(seed, dt, alpha_s):
+    layer = {"type": "bmru", "dt": dt, "surrogate": {"alpha": alpha_s}}
+    return {"seed": seed, "input_channels": 5, "readout_classes": 3,
+            "layers": [dict(layer, units=6, init={"weight_scale": 2.0, "bias_beta": 0.3,
+                                                  "alpha": 0.8}),
+                       dict(layer, units=4, init={"weight_scale": 1.5, "bias_beta": 0.2})]}
+
+
+def test_two_bmru_layers_batch_of_three_equal_autograd():
+    dt, end, alpha_s = 0.5, 20.0, 1.5
+    net = egret.Network(config(6, dt, alpha_s))
+    rng = np.random.default_rng(6)
+    points, windows = [6.1, 12.0, 19.9], [(2.0, 9.5), (14.2, 20.0)]
+    cases = []
+    for _ in range(3):
+        t, ch, v = random_events(rng, 80, end, 5)
+        v = v * rng.choice([-1, 1], len(v))  # both signs: states switch both ways
+        targets = rng.integers(0, 3, len(points) + len(windows))
+        cases.append((t, ch, v, targets))
+    samples = [egret.Sample(t, ch, v, channels=5, end_time=end, readout_times=points,
+                            readout_windows=windows, labels=[int(x) for x in targets])
+               for t, ch, v, targets in cases]
+    value, grads, stats = net.loss_and_gradient(samples, loss="softmax_cross_entropy")
+
+    ticks = int(round(end / dt))
+    P0, P1 = layer_params(net, 0), layer_params(net, 1)
+    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
+         if k.startswith("readout.")}
+    total, switches = 0, 0
+    for t, ch, v, targets in cases:
+        x = bin_inputs(t, ch, torch.tensor(v), dt, ticks, 5)
+        h0 = bmru_layer(P0, x, alpha_s)
+        h1 = bmru_layer(P1, h0, alpha_s)
+        o = held_readouts(h1, dt, points, windows)
+        total = total + loss_of(o @ W["readout.W_o"].T + W["readout.b_o"],
+                                "softmax_cross_entropy", targets)
+        # the forward pass: egret's events are exactly the changes of the reference's h
+        r = net.simulate(t, ch, v, end_time=end)
+        for layer, h in ((0, h0), (1, h1)):
+            d = torch.diff(h.detach(), dim=0, prepend=torch.zeros_like(h[:1])).numpy()
+            k, n = np.nonzero(d)
+            mine = r["layer"] == layer
+            assert np.array_equal(np.round(r["time"][mine] / dt).astype(int), k + 1)
+            assert np.array_equal(r["unit"][mine], n)
+            assert np.allclose(r["value"][mine], d[k, n], rtol=0, atol=1e-12)
+            switches += len(k)
+    ref = total / 3
+    ref.backward()
+    assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
+    tensors = {f"layer0.{k}": p for k, p in P0.items()}
+    tensors.update({f"layer1.{k}": p for k, p in P1.items()})
+    tensors.update(W)
+    worst = compare(grads, tensors)
+    assert len(worst) == 2 * 5 + 2  # W_x, b_x, W_beta, b_beta, alpha per layer; the readout
+    assert stats["surrogate_pairs"] == 3 * ticks * (6 + 4)
+    assert switches > 40
+    print(f"two BMRU layers, batch of 3: {switches} changes sent, worst relative error "
+          f"{max(worst.values()):.1e} ({max(worst, key=worst.get)})")
+
+
+def test_bmru_input_value_gradients_equal_autograd():
+    dt, end, alpha_s = 1.0, 30.0, 1.0
+    net = egret.Network(config(2, dt, alpha_s))
+    rng = np.random.default_rng(2)
+    t, ch, v = random_events(rng, 60, end, 5)
+    v = v * rng.choice([-1, 1], len(v))
+    targets = rng.uniform(-1, 1, (2, 3))
+    sample = egret.Sample(t, ch, v, channels=5, end_time=end, readout_times=[15.0],
+                          readout_windows=[(20.0, 29.5)], targets=targets)
+    _, grads, _ = net.loss_and_gradient(sample, loss="mean_squared_error")
+    P0, P1 = layer_params(net, 0), layer_params(net, 1)
+    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
+         if k.startswith("readout.")}
+    values = torch.tensor(v, requires_grad=True)
+    x = bin_inputs(t, ch, values, dt, int(end / dt), 5)
+    h1 = bmru_layer(P1, bmru_layer(P0, x, alpha_s), alpha_s)
+    o = held_readouts(h1, dt, [15.0], [(20.0, 29.5)])
+    loss_of(o @ W["readout.W_o"].T + W["readout.b_o"], "mean_squared_error", targets).backward()
+    worst = compare(grads, {"input.value": values})
+    print(f"BMRU input values: worst relative error {worst['input.value']:.1e}")
+
+
+def test_a_layer_that_cannot_hold_its_input_is_refused_after_bmru():
+    cfg = {"input_channels": 2, "layers": [{"type": "bmru", "units": 3},
+                                           {"type": "continuous_egru", "units": 2}]}
+    with pytest.raises(ValueError, match="cannot consume the changes of a held output"):
+        egret.Network(cfg)
