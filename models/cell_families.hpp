@@ -9,16 +9,14 @@
 #include "models/continuous_egru_family.hpp"
 #include "models/discrete_egru_family.hpp"
 #include "models/lif_family.hpp"
+#include "models/surnn_family.hpp"
 #include "sim/cell_family.hpp"
 
 namespace egret {
 
 inline const std::vector<CellFamily>& cell_families() {
   static const std::vector<CellFamily> families = {
-      continuous_egru_family(),
-      discrete_egru_family(),
-      lif_family(),
-      bmru_family(),
+      continuous_egru_family(), discrete_egru_family(), lif_family(), bmru_family(), surnn_family(),
   };
   return families;
 }

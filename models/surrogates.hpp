@@ -15,3 +15,15 @@ Scalar arctan_surrogate(Scalar u, Scalar alpha_s) {
 }
 
 }  // namespace egret
+
+namespace egret {
+
+// The sigmoid-derivative surrogate of seed 000 (its straight-through gate): beta s (1 - s) with
+// s = sigmoid(beta u); 1/4 beta at u = 0, never exactly zero.
+template <class Scalar>
+Scalar sigmoid_surrogate(Scalar u, Scalar beta) {
+  const Scalar s = Scalar(1) / (Scalar(1) + std::exp(-beta * u));
+  return beta * s * (Scalar(1) - s);
+}
+
+}  // namespace egret

@@ -89,6 +89,7 @@ class TickAdjoint final : public LayerAdjoint<Scalar> {
     const TapeStep<Scalar>* prev = previous_tick(tape, st);
     v.previous_record = prev ? read_bin(tape, *prev, previous_bin_) : nullptr;
     v.input = held_input_ ? &held_input_now() : &bin_;
+    bin_.time = held_now_.time = st.time;
     v.dy = &dy_;
     cell_.tick(v, report_);
     if (held_input_) {

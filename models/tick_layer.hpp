@@ -102,6 +102,7 @@ class TickLayer final : public Layer<Scalar> {
       throw std::logic_error(std::string(Cell<Scalar>::kType) + ": fire() off the tick");
     bin_.clear();
     bin_old_.clear();
+    bin_.time = t;
     bin_.held = held_input_;
     bin_.held_values = held_input_ ? &held_x_ : nullptr;
     for (Index ch : pending_) {

@@ -24,6 +24,7 @@ struct TickInput {
   std::vector<Scalar> values;
   bool held = false;
   const std::vector<Scalar>* held_values = nullptr;  // held: x_k, every channel
+  Scalar time = 0;                                   // t_k of the tick [ms]
   void clear() {
     channels.clear();
     values.clear();

@@ -84,3 +84,18 @@ def compare(grads, ref_tensors):
 def random_events(rng, n, end, channels):
     t = np.sort(rng.uniform(0.01, end, n))
     return t, rng.integers(0, channels, n), rng.uniform(0.3, 1.5, n)
+
+
+def held_readouts(h, dt, points, windows):
+    """h (K, N) held from t_k = k dt on (zero before t_1): point values and window means."""
+    K = h.shape[0]
+    times = dt * np.arange(1, K + 1)
+    out = []
+    for t in points:
+        k = int(np.searchsorted(times, t, side="right"))  # ticks at or before t
+        out.append(h[k - 1] if k > 0 else torch.zeros_like(h[0]))
+    for a, b in windows:
+        ends = np.append(times[1:], np.inf)
+        lengths = np.clip(np.minimum(ends, b) - np.maximum(times, a), 0, None)
+        out.append(torch.tensor(lengths) @ h / (b - a))
+    return torch.stack(out)

@@ -14,8 +14,8 @@ import pytest
 import torch
 
 import egret
-from autograd_reference import (bin_inputs, compare, heaviside_with_surrogate, layer_params,
-                                loss_of, random_events)
+from autograd_reference import (bin_inputs, compare, heaviside_with_surrogate, held_readouts,
+                                layer_params, loss_of, random_events)
 
 
 def sign_with_surrogate(alpha_s):
@@ -45,21 +45,6 @@ def bmru_layer(P, x, alpha_s):
         z = H(torch.abs(h_hat) - beta)
         h = z * S(h_hat) * P["alpha"] + (1 - z) * h
         out.append(h)
-    return torch.stack(out)
-
-
-def held_readouts(h, dt, points, windows):
-    """h (K, N) held from t_k = k dt on (zero before t_1): point values and window means."""
-    K = h.shape[0]
-    times = dt * np.arange(1, K + 1)
-    out = []
-    for t in points:
-        k = int(np.searchsorted(times, t, side="right"))  # ticks at or before t
-        out.append(h[k - 1] if k > 0 else torch.zeros_like(h[0]))
-    for a, b in windows:
-        ends = np.append(times[1:], np.inf)
-        lengths = np.clip(np.minimum(ends, b) - np.maximum(times, a), 0, None)
-        out.append(torch.tensor(lengths) @ h / (b - a))
     return torch.stack(out)
 
 

@@ -1,0 +1,96 @@
+// The physics of a selective-update RNN layer (suRNN, seed 000 Eq. 4 and 6, Fig. A1) on the
+// tick schedule:
+//   a_k = b_g + sum_j g_alpha[:, j] sin(g_omega_j t_k + g_phi[:, j]),   g_k = H(a_k)
+//   f_k = tanh(W x_k + V h_{k-1} + b),   h_k = h_{k-1} + g_k (f_k - h_{k-1})
+// A closed unit (g = 0) is carried exactly and costs nothing: its row of V is not read. Delta
+// semantics: a unit emits h_k - h_{k-1} when its state changed. While a tape is recorded f is
+// computed for every unit, because the straight-through gate's gradient needs f - h of closed
+// units too. The backward side is models/surnn_adjoint.hpp.
+#pragma once
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "models/input_drive.hpp"
+#include "models/surnn_adjoint.hpp"
+#include "models/surnn_params.hpp"
+#include "models/tick_step.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class SurnnCell {
+ public:
+  using Params = SurnnParams<Scalar>;
+  using Adjoint = SurnnAdjoint<Scalar>;
+  using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+  static constexpr const char* kType = "surnn";
+  static constexpr bool kHeldOutput = true;  // events are changes of h
+
+  explicit SurnnCell(std::shared_ptr<const Params> p) : p_(std::move(p)) {
+    const Index n = p_->units();
+    h_.resize(n);
+    a_.resize(n);
+    pre_.resize(n);
+    f_.resize(n);
+  }
+
+  void reset() {
+    h_.setZero();
+    a_.setZero();
+    f_.setZero();
+    input_.reset(p_->units());
+  }
+
+  void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
+    const Params& p = *p_;
+    const Index n = p.units();
+    p.gate.activation(x.time, a_);
+    pre_ = p.b;
+    input_.add_to(pre_, p.W, x);
+    if (out.recording()) {
+      pre_.noalias() += p.V * h_.matrix();
+      f_ = pre_.array().tanh();
+    } else {  // the open rows only, all from h_{k-1}
+      for (Index m = 0; m < n; ++m)
+        if (a_[m] > Scalar(0)) f_[m] = std::tanh(pre_[m] + p.V.row(m).dot(h_.matrix()));
+    }
+    for (Index m = 0; m < n; ++m) {
+      const bool open = a_[m] > Scalar(0);
+      const Scalar h = open ? h_[m] + (f_[m] - h_[m]) : h_[m];
+      const Scalar change = h - h_[m];
+      h_[m] = h;
+      if (change != Scalar(0))
+        out.event(m, change);
+      else
+        out.surrogate(m);  // the gate's surrogate is never zero
+    }
+  }
+
+  // Per tick the adjoint needs a_k, f_k (every unit) and h_k.
+  std::size_t record_size() const { return 3 * static_cast<std::size_t>(p_->units()); }
+  void record(std::vector<Scalar>& tape) const {
+    tape.insert(tape.end(), a_.data(), a_.data() + a_.size());
+    tape.insert(tape.end(), f_.data(), f_.data() + f_.size());
+    tape.insert(tape.end(), h_.data(), h_.data() + h_.size());
+  }
+
+  LayerState<Scalar> state() const {
+    auto vec = [](const auto& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
+    const Array g = (a_.array() > Scalar(0)).template cast<Scalar>();
+    LayerState<Scalar> s;
+    s.variables = {{"h", vec(h_)}, {"g", vec(g)}, {"a", vec(a_)}};
+    return s;
+  }
+
+ private:
+  std::shared_ptr<const Params> p_;
+  Array h_;           // the held state after the last tick
+  Vector<Scalar> a_;  // the gate's activation at the last tick
+  Vector<Scalar> pre_;
+  Array f_;  // tanh(...) of the last tick (open units; every unit while recording)
+  InputDrive<Scalar> input_;
+};
+
+}  // namespace egret
