@@ -99,3 +99,16 @@ def held_readouts(h, dt, points, windows):
         lengths = np.clip(np.minimum(ends, b) - np.maximum(times, a), 0, None)
         out.append(torch.tensor(lengths) @ h / (b - a))
     return torch.stack(out)
+
+
+def assert_events_are_changes(result, layer, h, dt):
+    """A held-output layer's events (egret's simulate result) are exactly the changes of the
+    reference's states h (K, N): one event per (tick, unit) whose h changed, valued h_k - h_{k-1}.
+    Returns their number."""
+    d = torch.diff(h.detach(), dim=0, prepend=torch.zeros_like(h[:1])).numpy()
+    k, n = np.nonzero(d)
+    mine = result["layer"] == layer
+    assert np.array_equal(np.round(result["time"][mine] / dt).astype(int), k + 1)
+    assert np.array_equal(result["unit"][mine], n)
+    assert np.allclose(result["value"][mine], d[k, n], rtol=0, atol=1e-12)
+    return len(k)

@@ -10,8 +10,9 @@ import numpy as np
 import torch
 
 import egret
-from autograd_reference import (bin_inputs, compare, heaviside_with_surrogate, held_readouts,
-                                layer_params, loss_of, random_events)
+from autograd_reference import (assert_events_are_changes, bin_inputs, compare,
+                                heaviside_with_surrogate, held_readouts, layer_params, loss_of,
+                                random_events)
 
 
 def surnn_layer(P, x, dt, slope, counts):
@@ -69,13 +70,7 @@ def test_two_surnn_layers_batch_of_three_equal_autograd():
                                 "softmax_cross_entropy", targets)
         r = net.simulate(t, ch, v, end_time=end)
         for layer, h in ((0, h0), (1, h1)):
-            d = torch.diff(h.detach(), dim=0, prepend=torch.zeros_like(h[:1])).numpy()
-            k, n = np.nonzero(d)
-            mine = r["layer"] == layer
-            assert np.array_equal(np.round(r["time"][mine] / dt).astype(int), k + 1)
-            assert np.array_equal(r["unit"][mine], n)
-            assert np.allclose(r["value"][mine], d[k, n], rtol=0, atol=1e-12)
-            changes += len(k)
+            changes += assert_events_are_changes(r, layer, h, dt)
     ref = total / 3
     ref.backward()
     assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
