@@ -10,7 +10,9 @@
 // with readouts and snapshots taken by sim/readouts.hpp.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -69,8 +71,25 @@ class EventLoop {
       result_.layers[l].units = layer.units();
       result_.layers[l].clocked = layer.clocked();
       traces_.emplace_back(layer.units(), layer.output_time_constant());
+      if (layer.clocked()) refuse_ticks_beyond_budget(l);
     }
     schedule_readouts(options_, layers_ - 1, queue_, result_);
+  }
+
+  // A clocked layer ticks at k dt up to end_time: when that alone exceeds the event budget, the
+  // run is refused before the first event instead of running into the budget minutes later.
+  void refuse_ticks_beyond_budget(Index l) {
+    const double dt = static_cast<double>(net_.layer(l).next_internal_event().time);
+    if (!(dt > 0)) return;
+    const double ticks = std::floor(static_cast<double>(options_.end_time) / dt);
+    if (ticks <= static_cast<double>(options_.max_events)) return;
+    std::ostringstream os;
+    os << "simulate: layer " << l << " (" << net_.layer(l).type_name() << ") would tick " << ticks
+       << " times by end_time = " << options_.end_time << " ms (dt = " << dt
+       << " ms), beyond the event budget of " << options_.max_events
+       << " events; shorten the run, or raise the budget (\"simulation\": {\"max_events\": N}, "
+          "--max-events N, SimOptions::max_events)";
+    throw EventBudgetExceeded(os.str());
   }
 
   // The earliest event at or before end_time among the input stream, the queue and the layers'

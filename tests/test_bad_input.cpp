@@ -3,10 +3,12 @@
 // impossible initial states, mismatched shapes.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <utility>
 
+#include "io/network_config.hpp"
 #include "models/continuous_egru_layer.hpp"
 #include "models/discrete_egru_layer.hpp"
 #include "sim/engine.hpp"
@@ -204,6 +206,33 @@ TEST(BadInput, EventBudget) {
   opt.max_events = 0;
   expect_error([&] { egret::simulate(net, in, opt); },
                {"event budget (max_events) must be positive"});
+}
+
+// A tick layer whose ticks alone exceed the budget is refused before the first event (a
+// configuration with end_time 5e20 ms and dt 1 ms once ran into the budget only after minutes).
+TEST(BadInput, TicksBeyondTheEventBudgetAreRefusedUpFront) {
+  const auto cfg = egret::parse_network_config(
+      R"({"input_channels": 1, "layers": [{"type": "lif", "units": 2, "dt": 0.5}]})", "test");
+  auto net = egret::build_network<double>(cfg);
+  const egret::InputStream<double> in({}, 1);
+  egret::SimOptions<double> opt;
+  opt.end_time = 5e20;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    egret::simulate(net, in, opt);
+    ADD_FAILURE() << "no error for 1e21 ticks";
+  } catch (const egret::EventBudgetExceeded& e) {
+    const std::string msg = e.what();
+    for (const char* frag : {"layer 0 (lif) would tick 1e+21 times", "dt = 0.5 ms",
+                             "event budget of 100000000", "max_events"})
+      EXPECT_NE(msg.find(frag), std::string::npos) << msg;
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+  opt.end_time = 100;
+  opt.max_events = 199;  // 200 ticks
+  EXPECT_THROW(egret::simulate(net, in, opt), egret::EventBudgetExceeded);
+  opt.max_events = 200;
+  EXPECT_EQ(egret::simulate(net, in, opt).layers[0].internal_steps, 200u);
 }
 
 TEST(BadInput, RunOptions) {
