@@ -46,7 +46,7 @@ class BmruAdjoint {
     report.surrogate_pairs += static_cast<std::uint64_t>(n);
     for (Index m = 0; m < n; ++m) {
       const Scalar h_prev = visit.previous_record ? visit.previous_record[2 * n + m] : Scalar(0);
-      const Scalar s = sign(h_hat[m]);
+      const Scalar s = sign_of(h_hat[m]);
       const Scalar u = std::abs(h_hat[m]) - std::abs(beta_pre[m]);
       const Scalar z = u > Scalar(0) ? Scalar(1) : Scalar(0);
       const Scalar fu = arctan_surrogate(u, p.alpha_s);
@@ -54,7 +54,7 @@ class BmruAdjoint {
       const Scalar dh = carry_[m] + dd[m];
       const Scalar g = dh * (s * p.alpha[m] - h_prev) * fu;
       a_x_[m] = g * s + dh * z * p.alpha[m] * Scalar(2) * arctan_surrogate(h_hat[m], p.alpha_s);
-      a_beta_[m] = -g * sign(beta_pre[m]);
+      a_beta_[m] = -g * sign_of(beta_pre[m]);
       (*dalpha_)(m, 0) += dh * z * s;
       carry_[m] = dh * (Scalar(1) - z) - dd[m];
     }
@@ -77,8 +77,6 @@ class BmruAdjoint {
   bool finite() const { return carry_.allFinite() && a_x_.allFinite() && a_beta_.allFinite(); }
 
  private:
-  static Scalar sign(Scalar v) { return Scalar((v > 0) - (v < 0)); }
-
   std::shared_ptr<const Params> p_;
   Matrix<Scalar>*dW_x_ = nullptr, *db_x_ = nullptr, *dW_beta_ = nullptr, *db_beta_ = nullptr;
   Matrix<Scalar>* dalpha_ = nullptr;

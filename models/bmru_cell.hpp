@@ -50,7 +50,7 @@ class BmruCell {
     width_.add_to(beta_pre_, p.W_beta, x);
     for (Index m = 0; m < p.units(); ++m) {
       const Scalar u = std::abs(h_hat_[m]) - std::abs(beta_pre_[m]);
-      const Scalar h = u > Scalar(0) ? sign(h_hat_[m]) * p.alpha[m] : h_[m];
+      const Scalar h = u > Scalar(0) ? sign_of(h_hat_[m]) * p.alpha[m] : h_[m];
       const Scalar change = h - h_[m];
       h_[m] = h;
       if (change != Scalar(0))
@@ -59,8 +59,6 @@ class BmruCell {
         out.surrogate(m);  // the arctan surrogate is never zero
     }
   }
-
-  static Scalar sign(Scalar v) { return Scalar((v > 0) - (v < 0)); }
 
   // Per tick the adjoint needs h_hat_k, W_beta x_k + b_beta and h_k.
   std::size_t record_size() const { return 3 * static_cast<std::size_t>(p_->units()); }

@@ -27,3 +27,13 @@ Scalar sigmoid_surrogate(Scalar u, Scalar beta) {
 }
 
 }  // namespace egret
+
+namespace egret {
+
+// S(v): -1, 0 or 1 (S(0) = 0), as torch.sign; BMRU's output sign and the derivative of |v|.
+template <class Scalar>
+Scalar sign_of(Scalar v) {
+  return Scalar((v > 0) - (v < 0));
+}
+
+}  // namespace egret
