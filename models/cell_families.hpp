@@ -9,6 +9,7 @@
 #include "models/continuous_egru_family.hpp"
 #include "models/discrete_egru_family.hpp"
 #include "models/lif_family.hpp"
+#include "models/sugru_family.hpp"
 #include "models/surnn_family.hpp"
 #include "sim/cell_family.hpp"
 
@@ -16,7 +17,12 @@ namespace egret {
 
 inline const std::vector<CellFamily>& cell_families() {
   static const std::vector<CellFamily> families = {
-      continuous_egru_family(), discrete_egru_family(), lif_family(), bmru_family(), surnn_family(),
+      continuous_egru_family(),  // models/continuous_egru_*
+      discrete_egru_family(),    // models/discrete_egru_*
+      lif_family(),              // models/lif_*
+      bmru_family(),             // models/bmru_*
+      surnn_family(),            // models/surnn_*
+      sugru_family(),            // models/sugru_*
   };
   return families;
 }

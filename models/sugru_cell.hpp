@@ -1,0 +1,113 @@
+// The physics of a selective-update GRU layer (suGRU, seed 000 Eq. 4 and 6, Fig. A1) on the
+// tick schedule. The gate g_k = H(a_k) of the rhythmic generator (models/rhythmic_gate.hpp)
+// switches a GRU step (PyTorch's convention, one bias per gate):
+//   r = sigmoid(W_r x_k + V_r h_{k-1} + b_r)     z = sigmoid(W_z x_k + V_z h_{k-1} + b_z)
+//   n = tanh(W_n x_k + b_n + r (V_n h_{k-1}))    f = (1 - z) n + z h_{k-1}
+//   h_k = h_{k-1} + g_k (f - h_{k-1})
+// A closed unit is carried exactly and, without a tape, costs nothing: its rows of V_r, V_z,
+// V_n are not read (the input products are kept as running sums, models/input_drive.hpp).
+// Delta semantics: a unit emits h_k - h_{k-1} when its state changed. While a tape is recorded
+// every unit's f is computed (the gate's straight-through gradient needs f - h of closed units).
+#pragma once
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "models/input_drive.hpp"
+#include "models/sugru_adjoint.hpp"
+#include "models/sugru_params.hpp"
+#include "models/tick_step.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class SugruCell {
+ public:
+  using Params = SugruParams<Scalar>;
+  using Adjoint = SugruAdjoint<Scalar>;
+  using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+  static constexpr const char* kType = "sugru";
+  static constexpr bool kHeldOutput = true;  // events are changes of h
+
+  explicit SugruCell(std::shared_ptr<const Params> p) : p_(std::move(p)) {
+    const Index n = p_->units();
+    for (Vector<Scalar>* v : {&a_, &pr_, &pz_, &pn_, &q_}) v->resize(n);
+    for (Array* v : {&h_, &r_, &z_, &n_}) v->resize(n);
+  }
+
+  void reset() {
+    for (Vector<Scalar>* v : {&a_, &q_}) v->setZero();
+    for (Array* v : {&h_, &r_, &z_, &n_}) v->setZero();
+    for (InputDrive<Scalar>* d : {&in_r_, &in_z_, &in_n_}) d->reset(p_->units());
+  }
+
+  void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
+    const Params& p = *p_;
+    const Index n = p.units();
+    p.gate.activation(x.time, a_);
+    pr_ = p.b_r;
+    pz_ = p.b_z;
+    pn_ = p.b_n;
+    in_r_.add_to(pr_, p.W_r, x);
+    in_z_.add_to(pz_, p.W_z, x);
+    in_n_.add_to(pn_, p.W_n, x);
+    if (out.recording()) {
+      pr_.noalias() += p.V_r * h_.matrix();
+      pz_.noalias() += p.V_z * h_.matrix();
+      q_.noalias() = p.V_n * h_.matrix();
+      for (Index m = 0; m < n; ++m) gru_unit(m, pr_[m], pz_[m], q_[m]);
+    } else {  // the open rows only, all from h_{k-1}
+      for (Index m = 0; m < n; ++m) {
+        if (!(a_[m] > Scalar(0))) continue;
+        q_[m] = p.V_n.row(m).dot(h_.matrix());
+        gru_unit(m, pr_[m] + p.V_r.row(m).dot(h_.matrix()), pz_[m] + p.V_z.row(m).dot(h_.matrix()),
+                 q_[m]);
+      }
+    }
+    for (Index m = 0; m < n; ++m) {
+      const bool open = a_[m] > Scalar(0);
+      const Scalar f = (Scalar(1) - z_[m]) * n_[m] + z_[m] * h_[m];
+      const Scalar h = open ? h_[m] + (f - h_[m]) : h_[m];
+      const Scalar change = h - h_[m];
+      h_[m] = h;
+      if (change != Scalar(0))
+        out.event(m, change);
+      else
+        out.surrogate(m);  // the gate's surrogate is never zero
+    }
+  }
+
+  // Per tick the adjoint needs a_k, r, z, n, V_n h_{k-1} (every unit) and h_k.
+  std::size_t record_size() const { return 6 * static_cast<std::size_t>(p_->units()); }
+  void record(std::vector<Scalar>& tape) const {
+    tape.insert(tape.end(), a_.data(), a_.data() + a_.size());
+    for (const Array* v : {&r_, &z_, &n_})
+      tape.insert(tape.end(), v->data(), v->data() + v->size());
+    tape.insert(tape.end(), q_.data(), q_.data() + q_.size());
+    tape.insert(tape.end(), h_.data(), h_.data() + h_.size());
+  }
+
+  LayerState<Scalar> state() const {
+    auto vec = [](const auto& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
+    const Array g = (a_.array() > Scalar(0)).template cast<Scalar>();
+    LayerState<Scalar> s;
+    s.variables = {{"h", vec(h_)}, {"g", vec(g)}, {"a", vec(a_)}};
+    return s;
+  }
+
+ private:
+  void gru_unit(Index m, Scalar pr, Scalar pz, Scalar q) {
+    r_[m] = Scalar(1) / (Scalar(1) + std::exp(-pr));
+    z_[m] = Scalar(1) / (Scalar(1) + std::exp(-pz));
+    n_[m] = std::tanh(pn_[m] + r_[m] * q);
+  }
+
+  std::shared_ptr<const Params> p_;
+  Array h_;                                // the held state after the last tick
+  Vector<Scalar> a_, pr_, pz_, pn_, q_;    // gate activation, pre-activations, V_n h_{k-1}
+  Array r_, z_, n_;                        // the GRU's gates (open units; all while recording)
+  InputDrive<Scalar> in_r_, in_z_, in_n_;  // W_X x_k
+};
+
+}  // namespace egret
