@@ -1,0 +1,93 @@
+// Parameters of one selective-update spiking layer (models/su_snn_cell.hpp, seed 000 Fig. A1):
+// the LIF layer's input weights W (N x D), recurrent weights V (N x N), bias b (N), thresholds
+// theta (N, > 0) and membrane time constant tau_mem, the output trace's tau_o, and the rhythmic
+// gate generator's g_b (N), g_alpha, g_phi (N x K), g_omega (K). dt and the two surrogates'
+// alpha_s (spikes) and slope (gate) are settings.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "models/parameter_checks.hpp"
+#include "models/rhythmic_gate.hpp"
+#include "sim/parameters.hpp"
+
+namespace egret {
+
+template <class ScalarT>
+struct SuSnnParams {
+  using Scalar = ScalarT;
+  Matrix<Scalar> W, V;
+  Vector<Scalar> b, theta;
+  RhythmicGate<Scalar> gate;
+  Scalar tau_mem = 20;  // membrane time constant [ms]
+  Scalar tau_o = 10;    // output-trace time constant [ms]
+  Scalar dt = 1;        // tick interval [ms]
+  Scalar alpha_s = 1;   // spike surrogate 1 / (1 + (alpha_s pi u)^2)
+  Scalar slope = 1;     // gate surrogate beta s (1 - s), s = sigmoid(beta a)
+
+  Index units() const { return theta.size(); }
+  Index inputs() const { return W.cols(); }
+  Scalar output_time_constant() const { return tau_o; }
+  Scalar decay() const { return std::exp(-dt / tau_mem); }
+
+  template <class Self, class F>
+  static void visit_parameters(Self& p, F&& f) {
+    f(ParameterSpec{"W"}, p.W);
+    f(ParameterSpec{"V"}, p.V);
+    f(ParameterSpec{"b"}, p.b);
+    f(ParameterSpec{"theta", Constraint::kSoftplus}, p.theta);
+    f(ParameterSpec{"tau_mem", Constraint::kLog, Training::kTimeConstant}, p.tau_mem);
+    f(ParameterSpec{"tau_o", Constraint::kLog, Training::kTimeConstant}, p.tau_o);
+    f(ParameterSpec{"g_b"}, p.gate.b);
+    f(ParameterSpec{"g_alpha"}, p.gate.alpha);
+    f(ParameterSpec{"g_phi"}, p.gate.phi);
+    f(ParameterSpec{"g_omega"}, p.gate.omega);
+  }
+
+  struct RandomInit {
+    Scalar weight_scale = 1, recurrent_scale = 1;
+    Scalar bias = 0, bias_spread = 0;
+    Scalar threshold = 1;
+    Index frequencies = 0;  // 0: as many as units (the paper's default K = H)
+    Scalar period_min = 2, period_max = 200, amplitude = 1, gate_bias = 0;
+  };
+  static SuSnnParams random(Index units, Index inputs, std::uint64_t seed, const RandomInit& init) {
+    SuSnnParams p;
+    SeededUniform<Scalar> uniform(seed);
+    p.W.resize(units, inputs);
+    p.V.resize(units, units);
+    uniform.fill(p.W, init.weight_scale / std::sqrt(static_cast<Scalar>(inputs)));
+    uniform.fill(p.V, init.recurrent_scale / std::sqrt(static_cast<Scalar>(units)));
+    p.b.resize(units);
+    for (Index i = 0; i < units; ++i)
+      p.b[i] = init.bias + uniform(-init.bias_spread, init.bias_spread);
+    p.theta.setConstant(units, init.threshold);
+    p.gate.set_random(units, init.frequencies > 0 ? init.frequencies : units, init.period_min,
+                      init.period_max, init.amplitude, init.gate_bias, uniform);
+    return p;
+  }
+
+  void validate(const std::string& layer = "su_snn layer") const {
+    const Index n = units(), d = inputs();
+    if (n < 1 || d < 1) throw std::invalid_argument(layer + ": needs units >= 1 and inputs >= 1");
+    detail::check_shape(W, n, d, layer, "W");
+    detail::check_shape(V, n, n, layer, "V");
+    detail::check_shape(b, n, 1, layer, "b");
+    detail::check_shape(theta, n, 1, layer, "theta");
+    for (Index i = 0; i < n; ++i) {
+      detail::check_positive(theta[i], layer, "theta", false);
+      if (theta[i] < static_cast<Scalar>(kMinThreshold))
+        throw std::invalid_argument(layer + ": theta below the documented minimum 1e-6");
+    }
+    gate.validate(layer);
+    detail::check_time_scale(tau_mem, layer, "tau_mem", false);
+    detail::check_time_scale(tau_o, layer, "tau_o", false);
+    detail::check_time_scale(dt, layer, "dt", false);
+    detail::check_positive(alpha_s, layer, "surrogate.alpha", false);
+    detail::check_positive(slope, layer, "surrogate.slope", false);
+  }
+};
+
+}  // namespace egret
