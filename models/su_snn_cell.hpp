@@ -32,7 +32,7 @@ class SuSnnCell {
   static constexpr const char* kType = "su_snn";
   static constexpr bool kHeldOutput = false;  // spikes are events, not changes
 
-  explicit SuSnnCell(std::shared_ptr<const Params> p) : p_(std::move(p)) {
+  explicit SuSnnCell(std::shared_ptr<const Params> p) : p_(std::move(p)), gate_(p_->gate) {
     const Index n = p_->units();
     u_.resize(n);
     ubar_.resize(n);
@@ -50,7 +50,7 @@ class SuSnnCell {
 
   void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
     const Params& p = *p_;
-    p.gate.activation(x.time, a_);
+    gate_.activation(x.time, a_);
     integrate(x, out.recording());
     spiking_.clear();
     for (Index m = 0; m < p.units(); ++m) {
@@ -108,6 +108,7 @@ class SuSnnCell {
   }
 
   std::shared_ptr<const Params> p_;
+  GateSchedule<Scalar> gate_;   // the rhythmic gate, 2K sines per tick
   Array u_;                     // membrane potentials after the last tick
   Array ubar_;                  // the integration of the last tick (open units; all recording)
   Vector<Scalar> a_;            // the gate's activation at the last tick

@@ -30,10 +30,14 @@ class SugruCell {
   static constexpr const char* kType = "sugru";
   static constexpr bool kHeldOutput = true;  // events are changes of h
 
-  explicit SugruCell(std::shared_ptr<const Params> p) : p_(std::move(p)) {
+  explicit SugruCell(std::shared_ptr<const Params> p) : p_(std::move(p)), gate_(p_->gate) {
     const Index n = p_->units();
     for (Vector<Scalar>* v : {&a_, &pr_, &pz_, &pn_, &q_}) v->resize(n);
     for (Array* v : {&h_, &r_, &z_, &n_}) v->resize(n);
+    W_rows_.resize(3 * n, p_->inputs());
+    W_rows_ << p_->W_r, p_->W_z, p_->W_n;
+    V_rows_.resize(3 * n, n);
+    V_rows_ << p_->V_r, p_->V_z, p_->V_n;
   }
 
   void reset() {
@@ -45,26 +49,11 @@ class SugruCell {
   void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
     const Params& p = *p_;
     const Index n = p.units();
-    p.gate.activation(x.time, a_);
-    pr_ = p.b_r;
-    pz_ = p.b_z;
-    pn_ = p.b_n;
-    in_r_.add_to(pr_, p.W_r, x);
-    in_z_.add_to(pz_, p.W_z, x);
-    in_n_.add_to(pn_, p.W_n, x);
-    if (out.recording()) {
-      pr_.noalias() += p.V_r * h_.matrix();
-      pz_.noalias() += p.V_z * h_.matrix();
-      q_.noalias() = p.V_n * h_.matrix();
-      for (Index m = 0; m < n; ++m) gru_unit(m, pr_[m], pz_[m], q_[m]);
-    } else {  // the open rows only, all from h_{k-1}
-      for (Index m = 0; m < n; ++m) {
-        if (!(a_[m] > Scalar(0))) continue;
-        q_[m] = p.V_n.row(m).dot(h_.matrix());
-        gru_unit(m, pr_[m] + p.V_r.row(m).dot(h_.matrix()), pz_[m] + p.V_z.row(m).dot(h_.matrix()),
-                 q_[m]);
-      }
-    }
+    gate_.activation(x.time, a_);
+    if (out.recording())
+      every_unit(x);
+    else
+      open_units(x);
     for (Index m = 0; m < n; ++m) {
       const bool open = a_[m] > Scalar(0);
       const Scalar f = (Scalar(1) - z_[m]) * n_[m] + z_[m] * h_[m];
@@ -97,6 +86,82 @@ class SugruCell {
   }
 
  private:
+  // The GRU step of every unit (a tape needs f of closed units too), with dense products.
+  void every_unit(const TickInput<Scalar>& x) {
+    const Params& p = *p_;
+    drive_inputs(x);
+    pr_.noalias() += p.V_r * h_.matrix();
+    pz_.noalias() += p.V_z * h_.matrix();
+    q_.noalias() = p.V_n * h_.matrix();
+    for (Index m = 0; m < p.units(); ++m) gru_unit(m, pr_[m], pz_[m], q_[m]);
+  }
+
+  // The GRU step of the open units only, from h_{k-1}: a closed unit's rows of every product are
+  // skipped. Impulse inputs are gathered per open row (through a dense copy of x_k when most
+  // channels have input, so the rows' products vectorise); held inputs keep their running sums.
+  void open_units(const TickInput<Scalar>& x) {
+    const Params& p = *p_;
+    const Index n = p.units();
+    const bool dense_x = !x.held && 4 * static_cast<Index>(x.size()) > p.inputs();
+    if (x.held) drive_inputs(x);
+    if (dense_x) scatter(x, false);
+    const auto h = h_.matrix().transpose();
+    for (Index m = 0; m < n; ++m) {
+      if (!(a_[m] > Scalar(0))) continue;
+      if (dense_x)
+        row_inputs(m);
+      else if (!x.held)
+        gather_inputs(m, x);
+      q_[m] = V_rows_.row(2 * n + m).dot(h);
+      gru_unit(m, pr_[m] + V_rows_.row(m).dot(h), pz_[m] + V_rows_.row(n + m).dot(h), q_[m]);
+    }
+    if (dense_x) scatter(x, true);
+  }
+
+  // x_dense_ = x_k (or back to zero).
+  void scatter(const TickInput<Scalar>& x, bool clear) {
+    if (x_dense_.size() != p_->inputs()) x_dense_.setZero(p_->inputs());
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x_dense_[x.channels[i]] = clear ? Scalar(0) : x.values[i];
+  }
+
+  // pr, pz, pn of unit m = b + W x_k, from the dense copy of x_k.
+  void row_inputs(Index m) {
+    const Params& p = *p_;
+    const Index n = p.units();
+    const auto x = x_dense_.transpose();
+    pr_[m] = p.b_r[m] + W_rows_.row(m).dot(x);
+    pz_[m] = p.b_z[m] + W_rows_.row(n + m).dot(x);
+    pn_[m] = p.b_n[m] + W_rows_.row(2 * n + m).dot(x);
+  }
+
+  // pr, pz, pn = b + W x_k for every unit (InputDrive: event-sparse columns, or running sums).
+  void drive_inputs(const TickInput<Scalar>& x) {
+    const Params& p = *p_;
+    pr_ = p.b_r;
+    pz_ = p.b_z;
+    pn_ = p.b_n;
+    in_r_.add_to(pr_, p.W_r, x);
+    in_z_.add_to(pz_, p.W_z, x);
+    in_n_.add_to(pn_, p.W_n, x);
+  }
+
+  // pr, pz, pn of unit m = b + W x_k over the channels with input (impulse inputs).
+  void gather_inputs(Index m, const TickInput<Scalar>& x) {
+    const Params& p = *p_;
+    const Index n = p.units();
+    Scalar r = p.b_r[m], z = p.b_z[m], c = p.b_n[m];
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const Index ch = x.channels[i];
+      r += W_rows_(m, ch) * x.values[i];
+      z += W_rows_(n + m, ch) * x.values[i];
+      c += W_rows_(2 * n + m, ch) * x.values[i];
+    }
+    pr_[m] = r;
+    pz_[m] = z;
+    pn_[m] = c;
+  }
+
   void gru_unit(Index m, Scalar pr, Scalar pz, Scalar q) {
     r_[m] = Scalar(1) / (Scalar(1) + std::exp(-pr));
     z_[m] = Scalar(1) / (Scalar(1) + std::exp(-pz));
@@ -104,10 +169,15 @@ class SugruCell {
   }
 
   std::shared_ptr<const Params> p_;
+  GateSchedule<Scalar> gate_;              // the rhythmic gate, 2K sines per tick
   Array h_;                                // the held state after the last tick
   Vector<Scalar> a_, pr_, pz_, pn_, q_;    // gate activation, pre-activations, V_n h_{k-1}
   Array r_, z_, n_;                        // the GRU's gates (open units; all while recording)
   InputDrive<Scalar> in_r_, in_z_, in_n_;  // W_X x_k
+  // Row-major copies of [W_r; W_z; W_n] and [V_r; V_z; V_n]: an open unit's rows are contiguous,
+  // so a run without a tape reads only the open units' rows (column-major rows are strided).
+  RowMajorMatrix<Scalar> W_rows_, V_rows_;
+  Vector<Scalar> x_dense_;  // x_k scattered, when most channels have input
 };
 
 }  // namespace egret

@@ -28,12 +28,13 @@ class SurnnCell {
   static constexpr const char* kType = "surnn";
   static constexpr bool kHeldOutput = true;  // events are changes of h
 
-  explicit SurnnCell(std::shared_ptr<const Params> p) : p_(std::move(p)) {
+  explicit SurnnCell(std::shared_ptr<const Params> p) : p_(std::move(p)), gate_(p_->gate) {
     const Index n = p_->units();
     h_.resize(n);
     a_.resize(n);
     pre_.resize(n);
     f_.resize(n);
+    V_rows_ = p_->V;
   }
 
   void reset() {
@@ -46,7 +47,7 @@ class SurnnCell {
   void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
     const Params& p = *p_;
     const Index n = p.units();
-    p.gate.activation(x.time, a_);
+    gate_.activation(x.time, a_);
     pre_ = p.b;
     input_.add_to(pre_, p.W, x);
     if (out.recording()) {
@@ -54,7 +55,7 @@ class SurnnCell {
       f_ = pre_.array().tanh();
     } else {  // the open rows only, all from h_{k-1}
       for (Index m = 0; m < n; ++m)
-        if (a_[m] > Scalar(0)) f_[m] = std::tanh(pre_[m] + p.V.row(m).dot(h_.matrix()));
+        if (a_[m] > Scalar(0)) f_[m] = std::tanh(pre_[m] + V_rows_.row(m).dot(h_.matrix()));
     }
     for (Index m = 0; m < n; ++m) {
       const bool open = a_[m] > Scalar(0);
@@ -86,11 +87,13 @@ class SurnnCell {
 
  private:
   std::shared_ptr<const Params> p_;
-  Array h_;           // the held state after the last tick
-  Vector<Scalar> a_;  // the gate's activation at the last tick
+  GateSchedule<Scalar> gate_;  // the rhythmic gate, 2K sines per tick
+  Array h_;                    // the held state after the last tick
+  Vector<Scalar> a_;           // the gate's activation at the last tick
   Vector<Scalar> pre_;
   Array f_;  // tanh(...) of the last tick (open units; every unit while recording)
   InputDrive<Scalar> input_;
+  RowMajorMatrix<Scalar> V_rows_;  // V row-major: an open unit's row is contiguous
 };
 
 }  // namespace egret
