@@ -4,7 +4,9 @@ event engine without a tape: closed units' rows are skipped) against torch.nn.GR
 (one call over the sequence) and torch.nn.GRUCell stepped in a Python loop, in the same script, on
 the same thread count, float64 for all (egret's Python module computes in double). D = N, a graded
 input on every channel at every 1 ms tick. torch's BLAS is printed: Debian's torch uses the
-reference BLAS unless libopenblas0-pthread is installed (scripts/setup.sh installs it).
+reference BLAS unless libopenblas0-pthread is installed (`apt-get install libopenblas0-pthread`;
+not installed by scripts/setup.sh: tests/python/test_discrete_training.py's torch run reaches its
+20-epoch streak with the reference BLAS but not with OpenBLAS's rounding).
 
 usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_sugru_vs_torch.py [--threads 1]
        [--ticks 200] [--sizes 256 1024]

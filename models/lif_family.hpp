@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include "models/lif_cell.hpp"
 #include "models/tick_layer.hpp"
@@ -11,31 +12,43 @@
 
 namespace egret {
 
+// The LIF keys' initialisation settings into init (weight_scale, recurrent_scale, bias,
+// bias_spread, threshold), shared with the families built on LIF integration (su-SNN).
+template <class Init>
+void read_lif_init(const LayerSettings& s, Init& init) {
+  using S = decltype(init.threshold);
+  init.weight_scale = s.as<S>("init.weight_scale");
+  init.recurrent_scale = s.as<S>("init.recurrent_scale");
+  init.bias = s.as<S>("init.bias");
+  init.bias_spread = s.as<S>("init.bias_spread");
+  init.threshold = s.as<S>("threshold");
+}
+
+// The LIF keys' run settings into p (dt, tau_mem, tau_o, alpha_s).
+template <class P>
+void read_lif_settings(const LayerSettings& s, P& p) {
+  using S = typename P::Scalar;
+  p.dt = s.as<S>("dt");
+  p.tau_mem = s.as<S>("tau_mem");
+  p.tau_o = s.as<S>("tau_o");
+  p.alpha_s = s.as<S>("surrogate.alpha");
+}
+
 template <class Scalar>
 std::unique_ptr<Layer<Scalar>> make_lif(const LayerRecipe& r) {
   using P = LifParams<Scalar>;
-  const LayerSettings& s = r.settings;
   typename P::RandomInit init;
-  init.weight_scale = s.as<Scalar>("init.weight_scale");
-  init.recurrent_scale = s.as<Scalar>("init.recurrent_scale");
-  init.bias = s.as<Scalar>("init.bias");
-  init.bias_spread = s.as<Scalar>("init.bias_spread");
-  init.threshold = s.as<Scalar>("threshold");
+  read_lif_init(r.settings, init);
   P p = P::random(r.units, r.inputs, r.seed, init);
-  p.dt = s.as<Scalar>("dt");
-  p.tau_mem = s.as<Scalar>("tau_mem");
-  p.tau_o = s.as<Scalar>("tau_o");
-  p.alpha_s = s.as<Scalar>("surrogate.alpha");
+  read_lif_settings(r.settings, p);
   p.validate(r.name);
   return std::make_unique<TickLayer<Scalar, LifCell>>(std::make_shared<const P>(std::move(p)));
 }
 
-inline CellFamily lif_family() {
+// The LIF layer's configuration keys, shared with the families built on LIF integration.
+inline std::vector<SettingKey> lif_keys() {
   const double inf = std::numeric_limits<double>::infinity();
-  CellFamily f;
-  f.type = "lif";
-  f.summary = "LIF with soft reset on a tick schedule; binary spikes; arctan surrogate";
-  f.keys = {
+  return {
       {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
       {"tau_mem", 20, 0, inf, false, "membrane time constant [ms]: alpha = exp(-dt / tau_mem)",
        kMinTimeScaleMs},
@@ -47,6 +60,13 @@ inline CellFamily lif_family() {
       {"init.bias", 0, -1e6, 1e6, false, "mean of b"},
       {"init.bias_spread", 0, 0, 1e6, false, "b ~ mean + U(-spread, spread)"},
   };
+}
+
+inline CellFamily lif_family() {
+  CellFamily f;
+  f.type = "lif";
+  f.summary = "LIF with soft reset on a tick schedule; binary spikes; arctan surrogate";
+  f.keys = lif_keys();
   f.make_double = &make_lif<double>;
   f.make_float = &make_lif<float>;
   return f;
