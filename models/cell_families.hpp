@@ -8,6 +8,7 @@
 #include "models/bmru_family.hpp"
 #include "models/continuous_egru_family.hpp"
 #include "models/discrete_egru_family.hpp"
+#include "models/ds_gru_family.hpp"
 #include "models/lif_family.hpp"
 #include "models/sugru_family.hpp"
 #include "models/surnn_family.hpp"
@@ -23,6 +24,7 @@ inline const std::vector<CellFamily>& cell_families() {
       bmru_family(),             // models/bmru_*
       surnn_family(),            // models/surnn_*
       sugru_family(),            // models/sugru_*
+      ds_gru_family(),           // models/ds_gru_*
   };
   return families;
 }
