@@ -8,6 +8,7 @@
 #include "models/bmru_family.hpp"
 #include "models/continuous_egru_family.hpp"
 #include "models/discrete_egru_family.hpp"
+#include "models/ds_gru_family.hpp"
 #include "models/lif_family.hpp"
 #include "models/su_snn_family.hpp"
 #include "models/sugru_family.hpp"
@@ -25,6 +26,7 @@ inline const std::vector<CellFamily>& cell_families() {
       surnn_family(),            // models/surnn_*
       sugru_family(),            // models/sugru_*
       su_snn_family(),           // models/su_snn_*
+      ds_gru_family(),           // models/ds_gru_*
   };
   return families;
 }
