@@ -9,6 +9,7 @@
 #include "models/continuous_egru_family.hpp"
 #include "models/discrete_egru_family.hpp"
 #include "models/lif_family.hpp"
+#include "models/spiking_gated_family.hpp"
 #include "models/sugru_family.hpp"
 #include "models/surnn_family.hpp"
 #include "sim/cell_family.hpp"
@@ -23,6 +24,7 @@ inline const std::vector<CellFamily>& cell_families() {
       bmru_family(),             // models/bmru_*
       surnn_family(),            // models/surnn_*
       sugru_family(),            // models/sugru_*
+      spiking_gated_family(),    // models/spiking_gated_*
   };
   return families;
 }
