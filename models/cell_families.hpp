@@ -10,6 +10,7 @@
 #include "models/discrete_egru_family.hpp"
 #include "models/ds_gru_family.hpp"
 #include "models/lif_family.hpp"
+#include "models/spiking_gated_family.hpp"
 #include "models/su_snn_family.hpp"
 #include "models/sugru_family.hpp"
 #include "models/surnn_family.hpp"
@@ -27,6 +28,7 @@ inline const std::vector<CellFamily>& cell_families() {
       sugru_family(),            // models/sugru_*
       su_snn_family(),           // models/su_snn_*
       ds_gru_family(),           // models/ds_gru_*
+      spiking_gated_family(),    // models/spiking_gated_*
   };
   return families;
 }

@@ -14,7 +14,7 @@ import egret.torch as et
 from conftest import ROOT, run
 from test_discrete_training import bitwise_accuracy, task_trials
 
-FAMILIES = ["lif", "bmru", "su_snn", "sugru", "ds_gru"]
+FAMILIES = ["lif", "bmru", "su_snn", "sugru", "ds_gru", "spiking_gated"]
 WELL_ABOVE_CHANCE = 0.9
 
 
