@@ -5,6 +5,8 @@ gradients with autograd's. Written independently of egret: dense tensors, every 
 import numpy as np
 import torch
 
+import egret
+
 
 def heaviside_with_surrogate(derivative):
     """H(u) = 1 for u > 0 else 0 forward; derivative(u) in place of H'(u) backward."""
@@ -112,3 +114,35 @@ def assert_events_are_changes(result, layer, h, dt):
     assert np.array_equal(result["unit"][mine], n)
     assert np.allclose(result["value"][mine], d[k, n], rtol=0, atol=1e-12)
     return len(k)
+
+
+def readout_params(net):
+    """The readout's W_o and b_o as leaf tensors."""
+    return {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
+            if k.startswith("readout.")}
+
+
+def logits_of(o, W):
+    return o @ W["readout.W_o"].T + W["readout.b_o"]
+
+
+def named_tensors(W, *layers):
+    """egret's gradient names for the reference's leaf tensors: layer<l>.<name>, readout.*."""
+    tensors = {f"layer{l}.{k}": p for l, P in enumerate(layers) for k, p in P.items()}
+    tensors.update(W)
+    return tensors
+
+
+def labelled_batch(rng, end, points, windows, signed=False, size=3, channels=5, classes=3):
+    """`size` samples of random input events with a class label per readout: the cases
+    (t, ch, v, labels) and egret's Samples of them."""
+    cases = []
+    for _ in range(size):
+        t, ch, v = random_events(rng, 80, end, channels)
+        if signed:
+            v = v * rng.choice([-1, 1], len(v))
+        cases.append((t, ch, v, rng.integers(0, classes, len(points) + len(windows))))
+    samples = [egret.Sample(t, ch, v, channels=channels, end_time=end, readout_times=points,
+                            readout_windows=windows, labels=[int(x) for x in labels])
+               for t, ch, v, labels in cases]
+    return cases, samples

@@ -15,8 +15,8 @@ import torch
 
 import egret
 from autograd_reference import (assert_events_are_changes, bin_inputs, compare,
-                                heaviside_with_surrogate, held_readouts, layer_params, loss_of,
-                                random_events)
+                                heaviside_with_surrogate, held_readouts, layer_params, logits_of,
+                                loss_of, named_tensors, random_events, readout_params)
 
 
 def sign_with_surrogate(alpha_s):
@@ -75,15 +75,14 @@ def test_two_bmru_layers_batch_of_three_equal_autograd():
 
     ticks = int(round(end / dt))
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     total, switches = 0, 0
     for t, ch, v, targets in cases:
         x = bin_inputs(t, ch, torch.tensor(v), dt, ticks, 5)
         h0 = bmru_layer(P0, x, alpha_s)
         h1 = bmru_layer(P1, h0, alpha_s)
         o = held_readouts(h1, dt, points, windows)
-        total = total + loss_of(o @ W["readout.W_o"].T + W["readout.b_o"],
+        total = total + loss_of(logits_of(o, W),
                                 "softmax_cross_entropy", targets)
         # the forward pass: egret's events are exactly the changes of the reference's h
         r = net.simulate(t, ch, v, end_time=end)
@@ -92,9 +91,7 @@ def test_two_bmru_layers_batch_of_three_equal_autograd():
     ref = total / 3
     ref.backward()
     assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
-    tensors = {f"layer0.{k}": p for k, p in P0.items()}
-    tensors.update({f"layer1.{k}": p for k, p in P1.items()})
-    tensors.update(W)
+    tensors = named_tensors(W, P0, P1)
     worst = compare(grads, tensors)
     assert len(worst) == 2 * 5 + 2  # W_x, b_x, W_beta, b_beta, alpha per layer; the readout
     assert stats["surrogate_pairs"] == 3 * ticks * (6 + 4)
@@ -114,13 +111,12 @@ def test_bmru_input_value_gradients_equal_autograd():
                           readout_windows=[(20.0, 29.5)], targets=targets)
     _, grads, _ = net.loss_and_gradient(sample, loss="mean_squared_error")
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     values = torch.tensor(v, requires_grad=True)
     x = bin_inputs(t, ch, values, dt, int(end / dt), 5)
     h1 = bmru_layer(P1, bmru_layer(P0, x, alpha_s), alpha_s)
     o = held_readouts(h1, dt, [15.0], [(20.0, 29.5)])
-    loss_of(o @ W["readout.W_o"].T + W["readout.b_o"], "mean_squared_error", targets).backward()
+    loss_of(logits_of(o, W), "mean_squared_error", targets).backward()
     worst = compare(grads, {"input.value": values})
     print(f"BMRU input values: worst relative error {worst['input.value']:.1e}")
 

@@ -13,7 +13,8 @@ import torch
 
 import egret
 from autograd_reference import (bin_inputs, compare, heaviside_with_surrogate, layer_params,
-                                loss_of, random_events, readouts)
+                                logits_of, loss_of, named_tensors, random_events, readout_params,
+                                readouts)
 
 GAMMA, EPS = 0.3, 0.5  # defaults of "pseudo_derivative"
 
@@ -68,21 +69,18 @@ def two_discrete_layers_case(loss, half_width, seed):
 
     ticks = int(round(end / dt))
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     x_values = torch.tensor(v, requires_grad=True)
     counts = {"pairs": 0, "zero": 0}
     x = bin_inputs(t, ch, x_values, dt, ticks, channels)
     y0 = discrete_layer(P0, x, GAMMA, half_width, counts)
     y1 = discrete_layer(P1, y0, GAMMA, half_width, counts)  # layer 1 consumes y0 at the same tick
     o = readouts(y1, dt, P1["tau_o"], points, windows)
-    logits = o @ W["readout.W_o"].T + W["readout.b_o"]
+    logits = logits_of(o, W)
     ref = loss_of(logits, loss, targets)
     ref.backward()
     assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
-    tensors = {f"layer0.{k}": p for k, p in P0.items()}
-    tensors.update({f"layer1.{k}": p for k, p in P1.items()})
-    tensors.update(W)
+    tensors = named_tensors(W, P0, P1)
     tensors["input.value"] = x_values
     worst = compare(grads, tensors)
     assert stats["surrogate_pairs"] == counts["pairs"] == ticks * (7 + 4)
@@ -135,12 +133,11 @@ def test_continuous_layer_feeding_a_discrete_layer_equals_autograd():
     ticks = int(end / dt)
     x = bin_inputs(r["time"][m0], r["unit"][m0], theta0[torch.tensor(r["unit"][m0])], dt, ticks, 6)
     P1 = layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     counts = {"pairs": 0, "zero": 0}
     y1 = discrete_layer(P1, x, 0.7, 0.3, counts)
     o = readouts(y1, dt, P1["tau_o"], points, windows)
-    loss_of(o @ W["readout.W_o"].T + W["readout.b_o"], "mean_squared_error", targets).backward()
+    loss_of(logits_of(o, W), "mean_squared_error", targets).backward()
     tensors = {f"layer1.{k}": p for k, p in P1.items()}
     tensors.update(W)
     tensors["layer0.theta"] = theta0

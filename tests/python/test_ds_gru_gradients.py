@@ -15,7 +15,8 @@ import torch
 
 import egret
 from autograd_reference import (assert_events_are_changes, bin_inputs, compare, held_readouts,
-                                layer_params, loss_of, random_events)
+                                labelled_batch, layer_params, logits_of, loss_of, named_tensors,
+                                random_events, readout_params)
 
 
 def top_k_mask(score, k, straight_through):
@@ -75,26 +76,18 @@ def test_two_ds_gru_layers_batch_of_three_equal_autograd(straight_through):
     net = egret.Network(config(5, dt, straight_through))
     rng = np.random.default_rng(5)
     points, windows = [6.1, 12.0, 19.9], [(2.0, 9.5), (14.2, 20.0)]
-    cases = []
-    for _ in range(3):
-        t, ch, v = random_events(rng, 80, end, 5)
-        cases.append((t, ch, v * rng.choice([-1, 1], len(v)),
-                      rng.integers(0, 3, len(points) + len(windows))))
-    samples = [egret.Sample(t, ch, v, channels=5, end_time=end, readout_times=points,
-                            readout_windows=windows, labels=[int(x) for x in targets])
-               for t, ch, v, targets in cases]
+    cases, samples = labelled_batch(rng, end, points, windows, signed=True)
     value, grads, stats = net.loss_and_gradient(samples, loss="softmax_cross_entropy")
 
     ticks = int(round(end / dt))
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     total, changes = 0, 0
     for t, ch, v, targets in cases:
         x = bin_inputs(t, ch, torch.tensor(v), dt, ticks, 5)
         h0, h1 = two_layers(P0, P1, x, straight_through)
         o = held_readouts(h1, dt, points, windows)
-        total = total + loss_of(o @ W["readout.W_o"].T + W["readout.b_o"],
+        total = total + loss_of(logits_of(o, W),
                                 "softmax_cross_entropy", targets)
         r = net.simulate(t, ch, v, end_time=end)
         for layer, h in ((0, h0), (1, h1)):
@@ -102,9 +95,7 @@ def test_two_ds_gru_layers_batch_of_three_equal_autograd(straight_through):
     ref = total / 3
     ref.backward()
     assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
-    tensors = {f"layer0.{k}": p for k, p in P0.items()}
-    tensors.update({f"layer1.{k}": p for k, p in P1.items()})
-    tensors.update(W)
+    tensors = named_tensors(W, P0, P1)
     worst = compare(grads, tensors)
     assert len(worst) == 2 * 18 + 2  # every parameter has a nonzero gradient, and it matches
     assert stats["surrogate_pairs"] == 3 * ticks * (6 + 4)
@@ -126,13 +117,12 @@ def test_ds_gru_input_value_gradients_equal_autograd(straight_through):
                           readout_windows=[(20.0, 29.5)], targets=targets)
     _, grads, _ = net.loss_and_gradient(sample, loss="mean_squared_error")
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     values = torch.tensor(v, requires_grad=True)
     x = bin_inputs(t, ch, values, dt, int(end / dt), 5)
     _, h1 = two_layers(P0, P1, x, straight_through)
     o = held_readouts(h1, dt, [15.0], [(20.0, 29.5)])
-    loss_of(o @ W["readout.W_o"].T + W["readout.b_o"], "mean_squared_error", targets).backward()
+    loss_of(logits_of(o, W), "mean_squared_error", targets).backward()
     worst = compare(grads, {"input.value": values})
     print(f"DS-GRU input values, straight_through={straight_through}: worst relative error "
           f"{worst['input.value']:.1e}")

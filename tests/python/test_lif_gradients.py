@@ -12,7 +12,8 @@ import torch
 
 import egret
 from autograd_reference import (bin_inputs, compare, heaviside_with_surrogate, layer_params,
-                                loss_of, random_events, readouts)
+                                logits_of, loss_of, named_tensors, random_events, readout_params,
+                                readouts)
 
 
 def lif_layer(P, x, dt, alpha_s, counts):
@@ -58,8 +59,7 @@ def test_two_lif_layers_batch_of_three_equal_autograd():
 
     ticks = int(round(end / dt))
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     counts = {"pairs": 0}
     total, spikes = 0, 0
     for (t, ch, v), targets in zip(events_per_sample, targets_all):
@@ -67,7 +67,7 @@ def test_two_lif_layers_batch_of_three_equal_autograd():
         s0 = lif_layer(P0, x, dt, alpha_s, counts)
         s1 = lif_layer(P1, s0, dt, alpha_s, counts)
         o = readouts(s1, dt, P1["tau_o"], points, windows)
-        total = total + loss_of(o @ W["readout.W_o"].T + W["readout.b_o"],
+        total = total + loss_of(logits_of(o, W),
                                 "softmax_cross_entropy", targets)
         spikes += int(s0.sum()) + int(s1.sum())
         # the forward pass: egret's spikes are the reference's
@@ -81,9 +81,7 @@ def test_two_lif_layers_batch_of_three_equal_autograd():
     ref = total / 3
     ref.backward()
     assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
-    tensors = {f"layer0.{k}": p for k, p in P0.items()}
-    tensors.update({f"layer1.{k}": p for k, p in P1.items()})
-    tensors.update(W)
+    tensors = named_tensors(W, P0, P1)
     worst = compare(grads, tensors)
     # W, V, b, theta, tau_mem, tau_o per layer and the readout's two; layer 0's tau_o has a zero
     # gradient (no readout sees its trace), which compare() checks is zero on both sides
@@ -105,14 +103,13 @@ def test_lif_input_value_gradients_equal_autograd():
                           targets=targets)
     _, grads, _ = net.loss_and_gradient(sample, loss="mean_squared_error")
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     values = torch.tensor(v, requires_grad=True)
     counts = {"pairs": 0}
     x = bin_inputs(t, ch, values, dt, int(end / dt), 5)
     s1 = lif_layer(P1, lif_layer(P0, x, dt, alpha_s, counts), dt, alpha_s, counts)
     o = readouts(s1, dt, P1["tau_o"], [15.0, 29.5], [])
-    loss_of(o @ W["readout.W_o"].T + W["readout.b_o"], "mean_squared_error", targets).backward()
+    loss_of(logits_of(o, W), "mean_squared_error", targets).backward()
     worst = compare(grads, {"input.value": values})
     assert np.abs(np.asarray(grads["input.time"])).max() == 0  # binned: input times get none
     print(f"LIF input values: worst relative error {worst['input.value']:.1e}")

@@ -17,8 +17,9 @@ import torch
 
 import egret
 from autograd_reference import (assert_events_are_changes, bin_inputs, compare,
-                                heaviside_with_surrogate, held_readouts, layer_params, loss_of,
-                                random_events)
+                                heaviside_with_surrogate, held_readouts, labelled_batch,
+                                layer_params, logits_of, loss_of, named_tensors, random_events,
+                                readout_params)
 
 MASK = (1 << 64) - 1
 
@@ -80,25 +81,13 @@ def config(seed, settings):
                                               "bias_spread": 0.3, "leak": 0.3})]}
 
 
-def readout_params(net):
-    return {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-            if k.startswith("readout.")}
-
-
 def test_two_spiking_gated_layers_batch_of_three_equal_autograd():
     seed, end = 11, 20.0
     dt = SETTINGS[0]["dt"]
     net = egret.Network(config(seed, SETTINGS))
     rng = np.random.default_rng(11)
     points, windows = [6.1, 12.0, 19.9], [(2.0, 9.5), (14.2, 20.0)]
-    cases = []
-    for _ in range(3):
-        t, ch, v = random_events(rng, 80, end, 5)
-        cases.append((t, ch, v * rng.choice([-1, 1], len(v)),
-                      rng.integers(0, 3, len(points) + len(windows))))
-    samples = [egret.Sample(t, ch, v, channels=5, end_time=end, readout_times=points,
-                            readout_windows=windows, labels=[int(x) for x in targets])
-               for t, ch, v, targets in cases]
+    cases, samples = labelled_batch(rng, end, points, windows, signed=True)
     value, grads, stats = net.loss_and_gradient(samples, loss="softmax_cross_entropy")
 
     ticks = int(round(end / dt))
@@ -111,7 +100,7 @@ def test_two_spiking_gated_layers_batch_of_three_equal_autograd():
         h0 = spiking_gated_layer(P0, x, SETTINGS[0], seed, True, counts)
         h1 = spiking_gated_layer(P1, h0, SETTINGS[1], seed + 1, True, counts)
         o = held_readouts(h1, dt, points, windows)
-        total = total + loss_of(o @ W["readout.W_o"].T + W["readout.b_o"],
+        total = total + loss_of(logits_of(o, W),
                                 "softmax_cross_entropy", targets)
         # inference (no tape): the expected threshold; egret's events are the changes of h
         r = net.simulate(t, ch, v, end_time=end)
@@ -124,9 +113,7 @@ def test_two_spiking_gated_layers_batch_of_three_equal_autograd():
     ref = total / 3
     ref.backward()
     assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
-    tensors = {f"layer0.{k}": p for k, p in P0.items()}
-    tensors.update({f"layer1.{k}": p for k, p in P1.items()})
-    tensors.update(W)
+    tensors = named_tensors(W, P0, P1)
     worst = compare(grads, tensors)
     assert len(worst) == 2 * 7 + 2  # W_x, b_x, W_c, b_c, W_i, b_i, inv_tau_m per layer; readout
     assert stats["surrogate_pairs"] == 3 * ticks * (6 + 4)
@@ -157,7 +144,7 @@ def test_spiking_gated_input_value_gradients_equal_autograd_noise_off():
     h0 = spiking_gated_layer(P0, x, settings[0], seed, True, counts)
     h1 = spiking_gated_layer(P1, h0, settings[1], seed + 1, True, counts)
     o = held_readouts(h1, 1.0, [15.0], [(20.0, 29.5)])
-    ref = loss_of(o @ W["readout.W_o"].T + W["readout.b_o"], "mean_squared_error", targets)
+    ref = loss_of(logits_of(o, W), "mean_squared_error", targets)
     ref.backward()
     assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
     worst = compare(grads, {"input.value": values, **{f"layer1.{k}": p for k, p in P1.items()}})

@@ -14,7 +14,8 @@ import torch
 
 import egret
 from autograd_reference import (bin_inputs, compare, heaviside_with_surrogate, layer_params,
-                                loss_of, random_events, readouts)
+                                logits_of, loss_of, named_tensors, random_events, readout_params,
+                                readouts)
 
 
 def su_snn_layer(P, x, dt, alpha_s, slope, counts):
@@ -70,8 +71,7 @@ def test_two_su_snn_layers_batch_of_three_equal_autograd():
 
     ticks = int(round(end / dt))
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     counts = {"open": 0, "pairs": 0, "closed_spikes": 0}
     total, spikes = 0, 0
     for t, ch, v, targets in cases:
@@ -79,7 +79,7 @@ def test_two_su_snn_layers_batch_of_three_equal_autograd():
         s0 = su_snn_layer(P0, x, dt, alpha_s, slope, counts)
         s1 = su_snn_layer(P1, s0, dt, alpha_s, slope, counts)
         o = readouts(s1, dt, P1["tau_o"], points, windows)
-        total = total + loss_of(o @ W["readout.W_o"].T + W["readout.b_o"],
+        total = total + loss_of(logits_of(o, W),
                                 "softmax_cross_entropy", targets)
         spikes += int(s0.sum()) + int(s1.sum())
         r = net.simulate(t, ch, v, end_time=end)  # egret's spikes are the reference's
@@ -92,9 +92,7 @@ def test_two_su_snn_layers_batch_of_three_equal_autograd():
     ref = total / 3
     ref.backward()
     assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
-    tensors = {f"layer0.{k}": p for k, p in P0.items()}
-    tensors.update({f"layer1.{k}": p for k, p in P1.items()})
-    tensors.update(W)
+    tensors = named_tensors(W, P0, P1)
     worst = compare(grads, tensors)
     # W, V, b, theta, tau_mem, tau_o and the gate's four per layer, the readout's two; layer 0's
     # tau_o has a zero gradient (no readout sees its trace), checked zero on both sides
@@ -118,14 +116,13 @@ def test_su_snn_input_value_gradients_equal_autograd():
                           targets=targets)
     _, grads, _ = net.loss_and_gradient(sample, loss="mean_squared_error")
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     values = torch.tensor(v, requires_grad=True)
     counts = {"open": 0, "pairs": 0, "closed_spikes": 0}
     x = bin_inputs(t, ch, values, dt, int(end / dt), 5)
     s0 = su_snn_layer(P0, x, dt, alpha_s, slope, counts)
     s1 = su_snn_layer(P1, s0, dt, alpha_s, slope, counts)
     o = readouts(s1, dt, P1["tau_o"], [15.0, 29.5], [])
-    loss_of(o @ W["readout.W_o"].T + W["readout.b_o"], "mean_squared_error", targets).backward()
+    loss_of(logits_of(o, W), "mean_squared_error", targets).backward()
     worst = compare(grads, {"input.value": values})
     print(f"su-SNN input values: worst relative error {worst['input.value']:.1e}")

@@ -11,8 +11,9 @@ import torch
 
 import egret
 from autograd_reference import (assert_events_are_changes, bin_inputs, compare,
-                                heaviside_with_surrogate, held_readouts, layer_params, loss_of,
-                                random_events)
+                                heaviside_with_surrogate, held_readouts, labelled_batch,
+                                layer_params, logits_of, loss_of, named_tensors, random_events,
+                                readout_params)
 
 
 def surnn_layer(P, x, dt, slope, counts):
@@ -45,20 +46,12 @@ def test_two_surnn_layers_batch_of_three_equal_autograd():
     net = egret.Network(config(7, dt))
     rng = np.random.default_rng(7)
     points, windows = [6.1, 12.0, 19.9], [(2.0, 9.5), (14.2, 20.0)]
-    cases = []
-    for _ in range(3):
-        t, ch, v = random_events(rng, 80, end, 5)
-        cases.append((t, ch, v * rng.choice([-1, 1], len(v)),
-                      rng.integers(0, 3, len(points) + len(windows))))
-    samples = [egret.Sample(t, ch, v, channels=5, end_time=end, readout_times=points,
-                            readout_windows=windows, labels=[int(x) for x in targets])
-               for t, ch, v, targets in cases]
+    cases, samples = labelled_batch(rng, end, points, windows, signed=True)
     value, grads, stats = net.loss_and_gradient(samples, loss="softmax_cross_entropy")
 
     ticks = int(round(end / dt))
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     counts = {"open": 0, "pairs": 0}
     total, changes = 0, 0
     for t, ch, v, targets in cases:
@@ -66,7 +59,7 @@ def test_two_surnn_layers_batch_of_three_equal_autograd():
         h0 = surnn_layer(P0, x, dt, slope, counts)
         h1 = surnn_layer(P1, h0, dt, slope, counts)
         o = held_readouts(h1, dt, points, windows)
-        total = total + loss_of(o @ W["readout.W_o"].T + W["readout.b_o"],
+        total = total + loss_of(logits_of(o, W),
                                 "softmax_cross_entropy", targets)
         r = net.simulate(t, ch, v, end_time=end)
         for layer, h in ((0, h0), (1, h1)):
@@ -74,9 +67,7 @@ def test_two_surnn_layers_batch_of_three_equal_autograd():
     ref = total / 3
     ref.backward()
     assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
-    tensors = {f"layer0.{k}": p for k, p in P0.items()}
-    tensors.update({f"layer1.{k}": p for k, p in P1.items()})
-    tensors.update(W)
+    tensors = named_tensors(W, P0, P1)
     worst = compare(grads, tensors)
     assert len(worst) == 2 * 7 + 2  # W, V, b, g_b, g_alpha, g_phi, g_omega per layer; readout
     assert stats["surrogate_pairs"] == counts["pairs"] == 3 * ticks * (6 + 4)
@@ -97,13 +88,12 @@ def test_surnn_input_value_gradients_equal_autograd():
                           readout_windows=[(20.0, 29.5)], targets=targets)
     _, grads, _ = net.loss_and_gradient(sample, loss="mean_squared_error")
     P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = {k: torch.tensor(v, requires_grad=True) for k, v in net.parameters().items()
-         if k.startswith("readout.")}
+    W = readout_params(net)
     values = torch.tensor(v, requires_grad=True)
     counts = {"open": 0, "pairs": 0}
     x = bin_inputs(t, ch, values, dt, int(end / dt), 5)
     h1 = surnn_layer(P1, surnn_layer(P0, x, dt, slope, counts), dt, slope, counts)
     o = held_readouts(h1, dt, [15.0], [(20.0, 29.5)])
-    loss_of(o @ W["readout.W_o"].T + W["readout.b_o"], "mean_squared_error", targets).backward()
+    loss_of(logits_of(o, W), "mean_squared_error", targets).backward()
     worst = compare(grads, {"input.value": values})
     print(f"suRNN input values: worst relative error {worst['input.value']:.1e}")
