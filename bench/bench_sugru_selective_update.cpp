@@ -64,10 +64,11 @@ double time_cell(const std::shared_ptr<const P>& p, const std::vector<egret::Tic
   cell.reset();
   std::vector<egret::Emission<Scalar>> emitted;
   emitted.reserve(static_cast<std::size_t>(p->units()));
+  egret::OperationCounts counts;
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& x : xs) {
     emitted.clear();
-    egret::TickOutput<Scalar> out(emitted, every_unit);
+    egret::TickOutput<Scalar> out(emitted, every_unit, counts, false);
     cell.step(x, out);
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

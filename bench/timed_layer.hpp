@@ -40,6 +40,8 @@ class TimedLayer final : public Layer<Scalar> {
     inner_->fire(t, sched, out);
   }
   LayerState<Scalar> state_at(Scalar t) const override { return inner_->state_at(t); }
+  OperationCounts operation_counts() const override { return inner_->operation_counts(); }
+  DenseCost dense_cost() const override { return inner_->dense_cost(); }
   NamedParameters<Scalar> parameters() const override { return inner_->parameters(); }
   std::unique_ptr<Layer<Scalar>> with_parameters(
       const NamedParameters<Scalar>& values) const override {

@@ -14,6 +14,7 @@
 #include "models/bmru_params.hpp"
 #include "models/input_drive.hpp"
 #include "models/surrogates.hpp"
+#include "models/synapse_counting.hpp"
 #include "models/tick_step.hpp"
 
 namespace egret {
@@ -27,7 +28,8 @@ class BmruCell {
   static constexpr const char* kType = "bmru";
   static constexpr bool kHeldOutput = true;  // events are changes of h
 
-  explicit BmruCell(std::shared_ptr<const Params> p) : p_(std::move(p)) {
+  explicit BmruCell(std::shared_ptr<const Params> p)
+      : p_(std::move(p)), W_x_pattern_(p_->W_x), W_beta_pattern_(p_->W_beta) {
     const Index n = p_->units();
     h_.resize(n);
     h_hat_.resize(n);
@@ -48,15 +50,19 @@ class BmruCell {
     candidate_.add_to(h_hat_, p.W_x, x);
     beta_pre_ = p.b_beta;
     width_.add_to(beta_pre_, p.W_beta, x);
+    W_x_pattern_.count_columns(out.counts(), x.channels, x.values);
+    W_beta_pattern_.count_columns(out.counts(), x.channels, x.values);
     for (Index m = 0; m < p.units(); ++m) {
       const Scalar u = std::abs(h_hat_[m]) - std::abs(beta_pre_[m]);
       const Scalar h = u > Scalar(0) ? sign_of(h_hat_[m]) * p.alpha[m] : h_[m];
       const Scalar change = h - h_[m];
       h_[m] = h;
-      if (change != Scalar(0))
+      if (change != Scalar(0)) {
         out.event(m, change);
-      else
+        out.state_changed();
+      } else {
         out.surrogate(m);  // the arctan surrogate is never zero
+      }
     }
   }
 
@@ -68,6 +74,9 @@ class BmruCell {
     tape.insert(tape.end(), h_.data(), h_.data() + h_.size());
   }
 
+  // Dense: W_x x_k and W_beta x_k in full; a unit's state is h.
+  DenseCost dense_cost() const { return {dense_pairs(p_->W_x) + dense_pairs(p_->W_beta), 1}; }
+
   LayerState<Scalar> state() const {
     auto vec = [](const auto& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
     LayerState<Scalar> s;
@@ -78,6 +87,7 @@ class BmruCell {
 
  private:
   std::shared_ptr<const Params> p_;
+  WeightPattern<Scalar> W_x_pattern_, W_beta_pattern_;
   Array h_;                          // the held state after the last tick
   Vector<Scalar> h_hat_, beta_pre_;  // the last tick's candidate and W_beta x + b_beta
   InputDrive<Scalar> candidate_, width_;

@@ -9,12 +9,15 @@
 // does O(N log N) work per event.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <memory>
 #include <vector>
 
 #include "models/box_egru_cell.hpp"
 #include "models/continuous_egru_adjoint.hpp"
 #include "models/continuous_egru_params.hpp"
+#include "models/synapse_counting.hpp"
 #include "sim/layer.hpp"
 
 namespace egret {
@@ -32,6 +35,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     const Index n = p_->units();
     for (auto* v : {&a_u_, &a_r_, &a_z_, &c_, &u_, &z_, &crossing_}) v->resize(n);
     theta_ = p_->theta.array();
+    count_patterns();
     reset();
   }
 
@@ -52,6 +56,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     a_z_ = p_->b_z.array();
     c_ = p_->c_init.array();
     t_last_ = 0;
+    counts_ = {};
     const Column none{};
     update</*advance=*/false>(0, &none, 0);
   }
@@ -61,6 +66,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     const Column col{p_->U_u.col(channel).data(), p_->U_r.col(channel).data(),
                      p_->U_z.col(channel).data(), s, s};
     update</*advance=*/true>(t, &col, 1);
+    count_input_column(channel, s);
     if (std::isfinite(p_->window_input)) {
       sched.schedule(t + p_->window_input, EventKind::kInputRelease, channel, value);
     }
@@ -72,9 +78,12 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
       const Scalar s = -Cell::input_scale(e.value);
       col = {p_->U_u.col(e.index).data(), p_->U_r.col(e.index).data(), p_->U_z.col(e.index).data(),
              s, s};
+      count_input_column(e.index, s);
     } else {
       col = {p_->V_u.col(e.index).data(), p_->V_r.col(e.index).data(), p_->V_z.col(e.index).data(),
              -Cell::recurrent_scale_ur(e.value), -Cell::recurrent_scale_z(e.value, e.aux)};
+      count_recurrent_column(e.index, col.scale_ur, col.scale_z);
+      counts_.membrane_updates += recurrent_reach_[static_cast<std::size_t>(e.index)];
     }
     update</*advance=*/true>(e.time, &col, 1);
   }
@@ -105,6 +114,9 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
       }
     }
     update</*advance=*/false>(t, columns_.data(), static_cast<Index>(columns_.size()));
+    for (std::size_t k = 0; k < firing_.size(); ++k)
+      count_recurrent_column(firing_[k], columns_[k].scale_ur, columns_[k].scale_z);
+    count_fired_reach();
   }
 
   LayerState<Scalar> state_at(Scalar t) const override {
@@ -116,6 +128,13 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     s.variables = {{"a_u", vec(a_u_)}, {"a_r", vec(a_r_)}, {"a_z", vec(a_z_)}, {"c", c}};
     s.primary = "c";
     return s;
+  }
+
+  OperationCounts operation_counts() const override { return counts_; }
+  // Dense: the discrete-time equivalent stepping every unit's three gates over all inputs and
+  // units (docs/metrics.md states the step); a unit's state is (a_u, a_r, a_z, c).
+  DenseCost dense_cost() const override {
+    return {3 * (dense_pairs(p_->U_u) + dense_pairs(p_->V_u)), 4};
   }
 
   NamedParameters<Scalar> parameters() const override { return collect_parameters<Scalar>(*p_); }
@@ -143,6 +162,57 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   const Array& crossing_times() const { return crossing_; }
 
  private:
+  // Counting (docs/metrics.md): an event's synaptic pairs are its columns' nonzero weights; the
+  // units it updates are those with a nonzero weight in one of its columns (its reach), and at a
+  // crossing also the units that reset.
+  void count_patterns() {
+    const Params& p = *p_;
+    U_ = {WeightPattern<Scalar>(p.U_u), WeightPattern<Scalar>(p.U_r), WeightPattern<Scalar>(p.U_z)};
+    V_ = {WeightPattern<Scalar>(p.V_u), WeightPattern<Scalar>(p.V_r), WeightPattern<Scalar>(p.V_z)};
+    auto reach = [](const Matrix<Scalar>& a, const Matrix<Scalar>& b, const Matrix<Scalar>& c) {
+      std::vector<std::uint64_t> r(static_cast<std::size_t>(a.cols()), 0);
+      for (Index k = 0; k < a.cols(); ++k)
+        for (Index m = 0; m < a.rows(); ++m)
+          if (a(m, k) != Scalar(0) || b(m, k) != Scalar(0) || c(m, k) != Scalar(0))
+            ++r[static_cast<std::size_t>(k)];
+      return r;
+    };
+    input_reach_ = reach(p.U_u, p.U_r, p.U_z);
+    recurrent_reach_ = reach(p.V_u, p.V_r, p.V_z);
+  }
+  void count_input_column(Index k, Scalar operand) {
+    for (const auto& U : U_) add_column(U, k, operand);
+    counts_.membrane_updates += input_reach_[static_cast<std::size_t>(k)];
+  }
+  void count_recurrent_column(Index n, Scalar operand_ur, Scalar operand_z) {
+    add_column(V_[0], n, operand_ur);
+    add_column(V_[1], n, operand_ur);
+    add_column(V_[2], n, operand_z);
+  }
+  void add_column(const WeightPattern<Scalar>& w, Index k, Scalar operand) {
+    if (operand == Scalar(0)) return;
+    (is_binary_operand(operand) ? counts_.effective_acs : counts_.effective_macs) += w.column(k);
+  }
+  // The units a crossing updates: the union of the firing units' reach and the firing units.
+  void count_fired_reach() {
+    if (firing_.size() == 1) {
+      const Index n = firing_[0];
+      const bool self =
+          p_->V_u(n, n) != Scalar(0) || p_->V_r(n, n) != Scalar(0) || p_->V_z(n, n) != Scalar(0);
+      counts_.membrane_updates += recurrent_reach_[static_cast<std::size_t>(n)] + (self ? 0 : 1);
+      return;
+    }
+    for (Index m = 0; m < units(); ++m) {
+      bool reached = std::find(firing_.begin(), firing_.end(), m) != firing_.end();
+      for (std::size_t k = 0; k < firing_.size() && !reached; ++k) {
+        const Index n = firing_[k];
+        reached =
+            p_->V_u(m, n) != Scalar(0) || p_->V_r(m, n) != Scalar(0) || p_->V_z(m, n) != Scalar(0);
+      }
+      if (reached) ++counts_.membrane_updates;
+    }
+  }
+
   // One weight column per gate and the scales applied to it.
   struct Column {
     const Scalar* u = nullptr;
@@ -198,6 +268,9 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   Index min_unit_ = 0;
   std::vector<Index> firing_;
   std::vector<Column> columns_;
+  std::array<WeightPattern<Scalar>, 3> U_, V_;  // of the u, r, z gates
+  std::vector<std::uint64_t> input_reach_, recurrent_reach_;
+  OperationCounts counts_;  // since reset()
 };
 
 }  // namespace egret

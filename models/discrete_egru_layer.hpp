@@ -15,6 +15,7 @@
 #include "models/discrete_egru_cell.hpp"
 #include "models/discrete_egru_params.hpp"
 #include "models/sparse_columns.hpp"
+#include "models/synapse_counting.hpp"
 #include "sim/layer.hpp"
 
 namespace egret {
@@ -54,6 +55,7 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     bin_channels_.clear();
     bin_values_.clear();
     next_tick_ = 1;
+    counts_ = {};
   }
 
   // A value-0 input changes no sum and is not binned (surrogate events are value-0 inputs, and
@@ -101,8 +103,11 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     for (std::size_t i = 0; i < active_.size(); ++i)
       scale_[i] *= Cell::reset_gate(a_ur_[n + active_[i]]);
     add_scaled_columns(a_z_, p_->V_z, active_, scale_);
+    count_synapses();
     active_.clear();
+    c_before_ = c_;
     Cell::step(a_ur_.head(n).array(), a_z_.array(), theta_, c_, y_, u_, z_);
+    count_units();
     for (Index m = 0; m < n; ++m) {
       if (y_[m] != Scalar(0)) {
         active_.push_back(m);
@@ -113,6 +118,14 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
       }
     }
     ++next_tick_;
+  }
+
+  OperationCounts operation_counts() const override { return counts_; }
+  // Dense: the three gates' U x_k and V y_{k-1} in full, and u z, (1 - u) c_{k-1} and r y_{k-1}
+  // per unit; a unit's state is (c, y).
+  DenseCost dense_cost() const override {
+    const auto n = static_cast<std::uint64_t>(units());
+    return {3 * (dense_pairs(p_->U_u) + dense_pairs(p_->V_u)) + 3 * n, 2};
   }
 
   NamedParameters<Scalar> parameters() const override { return collect_parameters<Scalar>(*p_); }
@@ -155,8 +168,40 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     reset();
   }
 
+  // The tick's synaptic pairs (docs/metrics.md): the bin's columns of U_u, U_r, U_z, and the
+  // senders' columns of V_u, V_r (operand y) and V_z (operand r y, one product per sender).
+  void count_synapses() {
+    for (const auto* U : {&U_u_, &U_r_, &U_z_})
+      U->count_columns(counts_, bin_channels_, bin_values_);
+    const Index n = units();
+    sender_y_.clear();
+    for (Index m : active_) sender_y_.push_back(y_[m]);
+    V_u_.count_columns(counts_, active_, sender_y_);
+    V_r_.count_columns(counts_, active_, sender_y_);
+    V_z_.count_columns(counts_, active_, scale_);
+    for (std::size_t i = 0; i < active_.size(); ++i)
+      count_product(counts_, Cell::reset_gate(a_ur_[n + active_[i]]), sender_y_[i]);
+  }
+
+  // Per unit: u z and (1 - u) c_{k-1}; a unit whose c or y changed is a membrane update (every
+  // unit at the first tick).
+  void count_units() {
+    for (Index m = 0; m < units(); ++m) {
+      count_product(counts_, u_[m], z_[m]);
+      count_product(counts_, Scalar(1) - u_[m], c_before_[m]);
+      if (next_tick_ == 1 || c_[m] != c_before_[m]) ++counts_.membrane_updates;
+    }
+  }
+
   void allocate() {
     const Index n = p_->units();
+    U_u_ = WeightPattern<Scalar>(p_->U_u);
+    U_r_ = WeightPattern<Scalar>(p_->U_r);
+    U_z_ = WeightPattern<Scalar>(p_->U_z);
+    V_u_ = WeightPattern<Scalar>(p_->V_u);
+    V_r_ = WeightPattern<Scalar>(p_->V_r);
+    V_z_ = WeightPattern<Scalar>(p_->V_z);
+    c_before_.resize(n);
     c_.resize(n);
     y_.resize(n);
     u_.resize(n);
@@ -186,6 +231,10 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
   std::vector<Scalar> bin_values_;
   std::int64_t next_tick_ = 1;
   bool recording_ = false;  // a tape is recorded: emit surrogate events
+  WeightPattern<Scalar> U_u_, U_r_, U_z_, V_u_, V_r_, V_z_;
+  Array c_before_;                // c_{k-1} during a tick
+  std::vector<Scalar> sender_y_;  // y_{k-1} of the senders
+  OperationCounts counts_;        // since reset()
 };
 
 }  // namespace egret

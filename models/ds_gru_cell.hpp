@@ -23,6 +23,7 @@
 #include "models/ds_gru_params.hpp"
 #include "models/input_drive.hpp"
 #include "models/sparse_columns.hpp"
+#include "models/synapse_counting.hpp"
 #include "models/tick_step.hpp"
 
 namespace egret {
@@ -55,7 +56,18 @@ class DsGruCell {
   static constexpr const char* kType = "ds_gru";
   static constexpr bool kHeldOutput = true;  // events are changes of h
 
-  explicit DsGruCell(std::shared_ptr<const Params> p) : p_(std::move(p)), layout_(*p_) {
+  explicit DsGruCell(std::shared_ptr<const Params> p)
+      : p_(std::move(p)),
+        layout_(*p_),
+        W_z_(p_->W_z),
+        W_r_(p_->W_r),
+        W_h_(p_->W_h),
+        U_z_(p_->U_z),
+        U_r_(p_->U_r),
+        U_h_(p_->U_h),
+        W_proj_(p_->W_proj),
+        W_ah_(p_->W_ah),
+        W_ax_(p_->W_ax) {
     const Index n = p_->units(), d = p_->inputs();
     for (Array* v : {&h_, &h_tilde_, &z_, &r_, &h_hat_, &mask_h_}) v->resize(n);
     for (Vector<Scalar>* v : {&logits_h_, &pre_z_, &pre_h_}) v->resize(n);
@@ -81,6 +93,7 @@ class DsGruCell {
     mask_input(x_now);
     mask_state();
     update_gates(out.recording());
+    count_operations(x, out.counts());
     emit(out);
     if (!x.held)
       for (Index ch : x.channels) x_dense_[ch] = Scalar(0);
@@ -95,6 +108,17 @@ class DsGruCell {
     for (const Array* v : {&z_, &h_hat_, &r_}) append(tape, *v);
     append(tape, context_);
     append(tape, h_);
+  }
+
+  // Dense: the router (W_proj x_k, W_ah c, W_ax c), the gates' W_X x_k and U_X h_{k-1} in full,
+  // the masks' products (D + N) and the GRU's three element-wise gate products per unit; a
+  // unit's state is h.
+  DenseCost dense_cost() const {
+    const Params& p = *p_;
+    const auto n = static_cast<std::uint64_t>(p.units()),
+               d = static_cast<std::uint64_t>(p.inputs());
+    const std::uint64_t router = dense_pairs(p.W_proj) + dense_pairs(p.W_ah) + dense_pairs(p.W_ax);
+    return {router + 3 * (dense_pairs(p.W_z) + dense_pairs(p.U_z)) + d + n + 3 * n, 1};
   }
 
   LayerState<Scalar> state() const {
@@ -201,21 +225,54 @@ class DsGruCell {
     return Params::sigmoid(pre);
   }
 
+  // What the routed step multiplies (docs/metrics.md), with or without a tape: the router, the
+  // kept nonzero columns of W_X and U_X (r only for the units with h~ != 0, whose r it needs),
+  // the masks' products, and the GRU's gate products (r h~, (1 - z) h~, z h^).
+  void count_operations(const TickInput<Scalar>& x, OperationCounts& ops) const {
+    const Params& p = *p_;
+    W_proj_.count_columns(ops, x.channels, x.values);
+    const OperandSplit context =
+        OperandSplit::of(context_, static_cast<std::size_t>(context_.size()));
+    W_ah_.count_all_rows(ops, context_, context);
+    W_ax_.count_all_rows(ops, context_, context);
+    for (const WeightPattern<Scalar>* W : {&W_z_, &W_h_})
+      W->count_columns(ops, x_channels_, x_masked_);
+    U_z_.count_columns(ops, h_units_, h_masked_);
+    U_h_.count_columns(ops, h_units_, reset_masked_);
+    const OperandSplit xs = OperandSplit::of(x_masked_, x_masked_.size());
+    const OperandSplit hs = OperandSplit::of(h_masked_, h_masked_.size());
+    for (Index j : h_units_) {
+      W_r_.count_row(ops, j, x_channels_, x_masked_, xs);
+      U_r_.count_row(ops, j, h_units_, h_masked_, hs);
+    }
+    const Scalar* x_now = x.held ? x.held_values->data() : x_dense_.data();
+    for (Index i : kept_x_) count_product(ops, mask_x_[i], x_now[i]);
+    for (Index j : kept_h_) count_product(ops, mask_h_[j], h_[j]);
+    for (std::size_t i = 0; i < h_units_.size(); ++i) {
+      count_product(ops, r_[h_units_[i]], h_masked_[i]);
+      count_product(ops, Scalar(1) - z_[h_units_[i]], h_masked_[i]);
+    }
+    for (Index m = 0; m < p.units(); ++m) count_product(ops, z_[m], h_hat_[m]);
+  }
+
   // Eq. 9, and the changes of h as events.
   void emit(TickOutput<Scalar>& out) {
     for (Index m = 0; m < p_->units(); ++m) {
       const Scalar h = (Scalar(1) - z_[m]) * h_tilde_[m] + z_[m] * h_hat_[m];
       const Scalar change = h - h_[m];
       h_[m] = h;
-      if (change != Scalar(0))
+      if (change != Scalar(0)) {
         out.event(m, change);
-      else
+        out.state_changed();
+      } else {
         out.surrogate(m);  // its consumers' adjoints still reach h_k
+      }
     }
   }
 
   std::shared_ptr<const Params> p_;
   DsGruRecordLayout layout_;
+  WeightPattern<Scalar> W_z_, W_r_, W_h_, U_z_, U_r_, U_h_, W_proj_, W_ah_, W_ax_;
   Array h_;                             // the held state after the last tick
   Array h_tilde_, z_, r_, h_hat_;       // of the last tick (r: kept units; all while recording)
   Array mask_h_;                        // m_h of the last tick (zero at dropped units)

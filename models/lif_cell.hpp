@@ -14,6 +14,7 @@
 #include "models/lif_params.hpp"
 #include "models/sparse_columns.hpp"
 #include "models/surrogates.hpp"
+#include "models/synapse_counting.hpp"
 #include "models/tick_step.hpp"
 
 namespace egret {
@@ -27,8 +28,10 @@ class LifCell {
   static constexpr const char* kType = "lif";
   static constexpr bool kHeldOutput = false;  // spikes are events, not changes
 
-  explicit LifCell(std::shared_ptr<const Params> p) : p_(std::move(p)) {
+  explicit LifCell(std::shared_ptr<const Params> p)
+      : p_(std::move(p)), W_pattern_(p_->W), V_pattern_(p_->V) {
     v_.resize(p_->units());
+    v_before_.resize(p_->units());
     drive_.resize(p_->units());
   }
 
@@ -44,10 +47,14 @@ class LifCell {
     input_.add_to(drive_, p.W, x);
     ones_.assign(spiking_.size(), Scalar(1));
     add_scaled_columns(drive_, p.V, spiking_, ones_);
+    W_pattern_.count_columns(out.counts(), x.channels, x.values);
+    V_pattern_.count_columns(out.counts(), spiking_, ones_);  // spikes: accumulates
+    v_before_ = v_;
     v_ = p.decay() * v_ + drive_.array();
     for (Index m : spiking_) v_[m] -= p.theta[m];  // soft reset
     spiking_.clear();
     for (Index m = 0; m < p.units(); ++m) {
+      if (v_[m] != v_before_[m]) out.state_changed();
       const Scalar u = v_[m] - p.theta[m];
       if (u > Scalar(0)) {
         spiking_.push_back(m);
@@ -64,6 +71,9 @@ class LifCell {
     tape.insert(tape.end(), v_.data(), v_.data() + v_.size());
   }
 
+  // Dense: W x_k and V s_{k-1} in full; a unit's state is v.
+  DenseCost dense_cost() const { return {dense_pairs(p_->W) + dense_pairs(p_->V), 1}; }
+
   LayerState<Scalar> state() const {
     LayerState<Scalar> s;
     std::vector<Scalar> spikes(static_cast<std::size_t>(p_->units()), Scalar(0));
@@ -74,7 +84,9 @@ class LifCell {
 
  private:
   std::shared_ptr<const Params> p_;
+  WeightPattern<Scalar> W_pattern_, V_pattern_;
   Array v_;                     // membrane potentials after the last tick
+  Array v_before_;              // scratch: v_{k-1} (a unit whose v changed is a membrane update)
   Vector<Scalar> drive_;        // scratch: b + W x_k + V s_{k-1}
   std::vector<Index> spiking_;  // units with s = 1 at the last tick
   std::vector<Scalar> ones_;

@@ -20,6 +20,7 @@
 #include "models/input_drive.hpp"
 #include "models/spiking_gated_adjoint.hpp"
 #include "models/spiking_gated_params.hpp"
+#include "models/synapse_counting.hpp"
 #include "models/tick_step.hpp"
 
 namespace egret {
@@ -52,7 +53,8 @@ class SpikingGatedCell {
   static constexpr const char* kType = "spiking_gated";
   static constexpr bool kHeldOutput = true;  // events are changes of h
 
-  explicit SpikingGatedCell(std::shared_ptr<const Params> p) : p_(std::move(p)) {
+  explicit SpikingGatedCell(std::shared_ptr<const Params> p)
+      : p_(std::move(p)), W_i_(p_->W_i), W_c_(p_->W_c), W_x_(p_->W_x) {
     const Index n = p_->units();
     for (Array* a : {&h_, &m_, &v_, &c_hat_, &cand_}) a->resize(n);
     u_.resize(n);
@@ -74,11 +76,17 @@ class SpikingGatedCell {
     ++tick_;
     u_ = p.b_i;
     current_.add_to(u_, p.W_i, x);
+    OperationCounts& ops = out.counts();
+    W_i_.count_columns(ops, x.channels, x.values);
     if (x.held) {  // running sums must follow every change, spiking or not
       forget_.update(p.W_c, x);
       candidate_.update(p.W_x, x);
+      W_c_.count_columns(ops, x.channels, x.values);
+      W_x_.count_columns(ops, x.channels, x.values);
     }
+    const OperandSplit inputs = OperandSplit::of(x.values, x.size());
     for (Index m = 0; m < p.units(); ++m) {
+      const Scalar m_before = m_[m];
       m_[m] = (Scalar(1) - leak_[m]) * m_[m] + leak_[m] * u_[m];
       v_[m] = m_[m] - threshold(m, out.recording());
       const bool spikes = v_[m] > Scalar(0);
@@ -86,14 +94,25 @@ class SpikingGatedCell {
         c_hat_[m] = p.b_c[m] + forget_.row(p.W_c, m, x);
         cand_[m] = p.b_x[m] + candidate_.row(p.W_x, m, x);
       }
+      if (spikes) count_spiking_unit(m, x, inputs, ops);
       const Scalar h = spikes ? forget_gate(c_hat_[m]) * h_[m] + cand_[m] : h_[m];
       const Scalar change = h - h_[m];
       h_[m] = h;
+      if (change != Scalar(0) || m_[m] != m_before) out.state_changed();
       if (change != Scalar(0))
         out.event(m, change);
       else
         out.surrogate(m);  // the arctan surrogate is never zero
     }
+  }
+
+  // Dense: W_i x_k, W_c x_k and W_x x_k in full, and c h_{k-1} per unit; a unit's state is
+  // (m, h).
+  DenseCost dense_cost() const {
+    const Params& p = *p_;
+    return {dense_pairs(p.W_i) + dense_pairs(p.W_c) + dense_pairs(p.W_x) +
+                static_cast<std::uint64_t>(p.units()),
+            2};
   }
 
   // Per tick the adjoint needs u_k, m_k, m_k - V_k, c_hat_k, W_x x_k + b_x and h_k.
@@ -132,6 +151,17 @@ class SpikingGatedCell {
     Vector<Scalar> running_;
   };
 
+  // A spiking unit reads its rows of W_c and W_x (impulse inputs; held inputs keep running sums
+  // of every row) and multiplies c by h_{k-1}.
+  void count_spiking_unit(Index m, const TickInput<Scalar>& x, const OperandSplit& inputs,
+                          OperationCounts& ops) const {
+    if (!x.held) {
+      W_c_.count_row(ops, m, x.channels, x.values, inputs);
+      W_x_.count_row(ops, m, x.channels, x.values, inputs);
+    }
+    count_product(ops, forget_gate(c_hat_[m]), h_[m]);
+  }
+
   // V_k of unit m (Eq. 8): the noisy threshold while training (a tape is recorded), its
   // expectation otherwise.
   Scalar threshold(Index m, bool training) const {
@@ -142,6 +172,7 @@ class SpikingGatedCell {
   }
 
   std::shared_ptr<const Params> p_;
+  WeightPattern<Scalar> W_i_, W_c_, W_x_;
   Array h_, m_;         // the held state and the gate's membrane after the last tick
   Vector<Scalar> u_;    // the last tick's gate current W_i x_k + b_i
   Array v_;             // the last tick's m_k - V_k

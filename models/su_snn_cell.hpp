@@ -4,7 +4,8 @@
 //   a_k = g_b + sum_j g_alpha[:, j] sin(g_omega_j t_k + g_phi[:, j]),   g_k = H(a_k)
 //   ubar_k = alpha u_{k-1} + W x_k + V s_{k-1} + b - theta H(u_{k-1} - theta)
 //   u_k = u_{k-1} + g_k (ubar_k - u_{k-1}),   s_k = g_k H(u_k - theta)
-// A closed unit neither integrates nor fires: u is carried exactly and the unit sends nothing.
+// A closed unit neither integrates nor fires: u is carried exactly, the unit sends nothing, and
+// without a tape its rows of W (impulse inputs) and V are not read.
 // The soft reset is owed by the unit's last open tick: while closed, H(u - theta) keeps the
 // spike it sent, and the next open tick subtracts theta once (docs/model.md, su-SNN). With every
 // gate open this is the LIF layer. Spikes are binary events (value 1). The backward side is
@@ -19,6 +20,7 @@
 #include "models/su_snn_adjoint.hpp"
 #include "models/su_snn_params.hpp"
 #include "models/surrogates.hpp"
+#include "models/synapse_counting.hpp"
 #include "models/tick_step.hpp"
 
 namespace egret {
@@ -32,7 +34,8 @@ class SuSnnCell {
   static constexpr const char* kType = "su_snn";
   static constexpr bool kHeldOutput = false;  // spikes are events, not changes
 
-  explicit SuSnnCell(std::shared_ptr<const Params> p) : p_(std::move(p)), gate_(p_->gate) {
+  explicit SuSnnCell(std::shared_ptr<const Params> p)
+      : p_(std::move(p)), gate_(p_->gate), W_pattern_(p_->W), V_pattern_(p_->V) {
     const Index n = p_->units();
     u_.resize(n);
     ubar_.resize(n);
@@ -51,10 +54,12 @@ class SuSnnCell {
   void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
     const Params& p = *p_;
     gate_.activation(x.time, a_);
+    count_products(x, out.counts());
     integrate(x, out.recording());
     spiking_.clear();
     for (Index m = 0; m < p.units(); ++m) {
       const bool open = a_[m] > Scalar(0);
+      if (open && u_[m] != ubar_[m]) out.state_changed();
       if (open) u_[m] = ubar_[m];
       const Scalar over = u_[m] - p.theta[m];
       if (open && over > Scalar(0)) {
@@ -75,6 +80,9 @@ class SuSnnCell {
     tape.insert(tape.end(), u_.data(), u_.data() + u_.size());
   }
 
+  // Dense: W x_k and V s_{k-1} in full; a unit's state is u.
+  DenseCost dense_cost() const { return {dense_pairs(p_->W) + dense_pairs(p_->V), 1}; }
+
   LayerState<Scalar> state() const {
     auto vec = [](const auto& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
     std::vector<Scalar> spikes(static_cast<std::size_t>(p_->units()), Scalar(0));
@@ -91,7 +99,7 @@ class SuSnnCell {
   void integrate(const TickInput<Scalar>& x, bool every_unit) {
     const Params& p = *p_;
     drive_ = p.b;
-    input_.add_to(drive_, p.W, x);
+    if (every_unit || x.held) input_.add_to(drive_, p.W, x);
     if (every_unit) {
       ones_.assign(spiking_.size(), Scalar(1));
       add_scaled_columns(drive_, p.V, spiking_, ones_);  // binary spikes: accumulates
@@ -100,6 +108,9 @@ class SuSnnCell {
     for (Index m = 0; m < p.units(); ++m) {
       if (!every_unit) {
         if (!(a_[m] > Scalar(0))) continue;
+        if (!x.held)
+          for (std::size_t i = 0; i < x.size(); ++i)
+            drive_[m] += p.W(m, x.channels[i]) * x.values[i];
         for (Index j : spiking_) drive_[m] += p.V(m, j);
       }
       const Scalar owed_reset = u_[m] - p.theta[m] > Scalar(0) ? p.theta[m] : Scalar(0);
@@ -107,8 +118,24 @@ class SuSnnCell {
     }
   }
 
+  // The synaptic pairs of the open-units schedule (docs/metrics.md), with or without a tape: the
+  // open rows of V against s_{k-1} (accumulates) and of W against impulse inputs; held inputs'
+  // changes update the running W x_k of every row.
+  void count_products(const TickInput<Scalar>& x, OperationCounts& ops) {
+    const OperandSplit inputs = OperandSplit::of(x.values, x.size());
+    ones_.assign(spiking_.size(), Scalar(1));
+    const OperandSplit spikes{static_cast<std::uint64_t>(spiking_.size()), 0};
+    if (x.held) W_pattern_.count_columns(ops, x.channels, x.values);
+    for (Index m = 0; m < p_->units(); ++m) {
+      if (!(a_[m] > Scalar(0))) continue;
+      if (!x.held) W_pattern_.count_row(ops, m, x.channels, x.values, inputs);
+      V_pattern_.count_row(ops, m, spiking_, ones_, spikes);
+    }
+  }
+
   std::shared_ptr<const Params> p_;
-  GateSchedule<Scalar> gate_;   // the rhythmic gate, 2K sines per tick
+  GateSchedule<Scalar> gate_;  // the rhythmic gate, 2K sines per tick
+  WeightPattern<Scalar> W_pattern_, V_pattern_;
   Array u_;                     // membrane potentials after the last tick
   Array ubar_;                  // the integration of the last tick (open units; all recording)
   Vector<Scalar> a_;            // the gate's activation at the last tick

@@ -10,6 +10,7 @@
 // every unit's f is computed (the gate's straight-through gradient needs f - h of closed units).
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "models/input_drive.hpp"
 #include "models/sugru_adjoint.hpp"
 #include "models/sugru_params.hpp"
+#include "models/synapse_counting.hpp"
 #include "models/tick_step.hpp"
 
 namespace egret {
@@ -30,7 +32,13 @@ class SugruCell {
   static constexpr const char* kType = "sugru";
   static constexpr bool kHeldOutput = true;  // events are changes of h
 
-  explicit SugruCell(std::shared_ptr<const Params> p) : p_(std::move(p)), gate_(p_->gate) {
+  explicit SugruCell(std::shared_ptr<const Params> p)
+      : p_(std::move(p)),
+        gate_(p_->gate),
+        W_patterns_{WeightPattern<Scalar>(p_->W_r), WeightPattern<Scalar>(p_->W_z),
+                    WeightPattern<Scalar>(p_->W_n)},
+        V_patterns_{WeightPattern<Scalar>(p_->V_r), WeightPattern<Scalar>(p_->V_z),
+                    WeightPattern<Scalar>(p_->V_n)} {
     const Index n = p_->units();
     for (Vector<Scalar>* v : {&a_, &pr_, &pz_, &pn_, &q_}) v->resize(n);
     for (Array* v : {&h_, &r_, &z_, &n_}) v->resize(n);
@@ -50,6 +58,7 @@ class SugruCell {
     const Params& p = *p_;
     const Index n = p.units();
     gate_.activation(x.time, a_);
+    count_products(x, out.counts());
     if (out.recording())
       every_unit(x);
     else
@@ -57,14 +66,24 @@ class SugruCell {
     for (Index m = 0; m < n; ++m) {
       const bool open = a_[m] > Scalar(0);
       const Scalar f = (Scalar(1) - z_[m]) * n_[m] + z_[m] * h_[m];
+      if (open) count_gate_products(m, out.counts());
       const Scalar h = open ? h_[m] + (f - h_[m]) : h_[m];
       const Scalar change = h - h_[m];
       h_[m] = h;
-      if (change != Scalar(0))
+      if (change != Scalar(0)) {
         out.event(m, change);
-      else
+        out.state_changed();
+      } else {
         out.surrogate(m);  // the gate's surrogate is never zero
+      }
     }
+  }
+
+  // Dense: the three gates' W x_k and V h_{k-1} in full, and the GRU's three element-wise gate
+  // products per unit; a unit's state is h.
+  DenseCost dense_cost() const {
+    const auto n = static_cast<std::uint64_t>(p_->units());
+    return {3 * (dense_pairs(p_->W_r) + dense_pairs(p_->V_r)) + 3 * n, 1};
   }
 
   // Per tick the adjoint needs a_k, r, z, n, V_n h_{k-1} (every unit) and h_k.
@@ -86,6 +105,29 @@ class SugruCell {
   }
 
  private:
+  // The synaptic pairs of the open-units schedule (docs/metrics.md), with or without a tape: the
+  // open rows of V_X against h_{k-1} and of W_X against impulse inputs; held inputs' changes
+  // update the running W_X x_k of every row.
+  void count_products(const TickInput<Scalar>& x, OperationCounts& ops) const {
+    const OperandSplit inputs = OperandSplit::of(x.values, x.size());
+    const OperandSplit state = OperandSplit::of(h_, static_cast<std::size_t>(h_.size()));
+    if (x.held)
+      for (const auto& W : W_patterns_) W.count_columns(ops, x.channels, x.values);
+    for (Index m = 0; m < p_->units(); ++m) {
+      if (!(a_[m] > Scalar(0))) continue;
+      if (!x.held)
+        for (const auto& W : W_patterns_) W.count_row(ops, m, x.channels, x.values, inputs);
+      for (const auto& V : V_patterns_) V.count_row(ops, m, h_, state);
+    }
+  }
+
+  // An open unit's r (V_n h), (1 - z) n and z h_{k-1}, as NeuroBench counts a GRU cell's.
+  void count_gate_products(Index m, OperationCounts& ops) const {
+    count_product(ops, r_[m], q_[m]);
+    count_product(ops, Scalar(1) - z_[m], n_[m]);
+    count_product(ops, z_[m], h_[m]);
+  }
+
   // The GRU step of every unit (a tape needs f of closed units too), with dense products.
   void every_unit(const TickInput<Scalar>& x) {
     const Params& p = *p_;
@@ -169,7 +211,8 @@ class SugruCell {
   }
 
   std::shared_ptr<const Params> p_;
-  GateSchedule<Scalar> gate_;              // the rhythmic gate, 2K sines per tick
+  GateSchedule<Scalar> gate_;  // the rhythmic gate, 2K sines per tick
+  std::array<WeightPattern<Scalar>, 3> W_patterns_, V_patterns_;  // of W_r, W_z, W_n; V_r, ...
   Array h_;                                // the held state after the last tick
   Vector<Scalar> a_, pr_, pz_, pn_, q_;    // gate activation, pre-activations, V_n h_{k-1}
   Array r_, z_, n_;                        // the GRU's gates (open units; all while recording)

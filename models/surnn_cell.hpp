@@ -2,7 +2,9 @@
 // tick schedule:
 //   a_k = b_g + sum_j g_alpha[:, j] sin(g_omega_j t_k + g_phi[:, j]),   g_k = H(a_k)
 //   f_k = tanh(W x_k + V h_{k-1} + b),   h_k = h_{k-1} + g_k (f_k - h_{k-1})
-// A closed unit (g = 0) is carried exactly and costs nothing: its row of V is not read. Delta
+// A closed unit (g = 0) is carried exactly and costs nothing: its rows of W (impulse inputs) and
+// V are not read; held inputs keep a running W x_k over every row (their changes arrive while a
+// unit is closed). Delta
 // semantics: a unit emits h_k - h_{k-1} when its state changed. While a tape is recorded f is
 // computed for every unit, because the straight-through gate's gradient needs f - h of closed
 // units too. The backward side is models/surnn_adjoint.hpp.
@@ -15,6 +17,7 @@
 #include "models/input_drive.hpp"
 #include "models/surnn_adjoint.hpp"
 #include "models/surnn_params.hpp"
+#include "models/synapse_counting.hpp"
 #include "models/tick_step.hpp"
 
 namespace egret {
@@ -28,13 +31,15 @@ class SurnnCell {
   static constexpr const char* kType = "surnn";
   static constexpr bool kHeldOutput = true;  // events are changes of h
 
-  explicit SurnnCell(std::shared_ptr<const Params> p) : p_(std::move(p)), gate_(p_->gate) {
+  explicit SurnnCell(std::shared_ptr<const Params> p)
+      : p_(std::move(p)), gate_(p_->gate), W_pattern_(p_->W), V_pattern_(p_->V) {
     const Index n = p_->units();
     h_.resize(n);
     a_.resize(n);
     pre_.resize(n);
     f_.resize(n);
     V_rows_ = p_->V;
+    W_rows_ = p_->W;
   }
 
   void reset() {
@@ -48,26 +53,31 @@ class SurnnCell {
     const Params& p = *p_;
     const Index n = p.units();
     gate_.activation(x.time, a_);
-    pre_ = p.b;
-    input_.add_to(pre_, p.W, x);
+    count_operations(x, out.counts());
     if (out.recording()) {
+      pre_ = p.b;
+      input_.add_to(pre_, p.W, x);
       pre_.noalias() += p.V * h_.matrix();
       f_ = pre_.array().tanh();
-    } else {  // the open rows only, all from h_{k-1}
-      for (Index m = 0; m < n; ++m)
-        if (a_[m] > Scalar(0)) f_[m] = std::tanh(pre_[m] + V_rows_.row(m).dot(h_.matrix()));
+    } else {
+      open_units(x);
     }
     for (Index m = 0; m < n; ++m) {
       const bool open = a_[m] > Scalar(0);
       const Scalar h = open ? h_[m] + (f_[m] - h_[m]) : h_[m];
       const Scalar change = h - h_[m];
       h_[m] = h;
-      if (change != Scalar(0))
+      if (change != Scalar(0)) {
         out.event(m, change);
-      else
+        out.state_changed();
+      } else {
         out.surrogate(m);  // the gate's surrogate is never zero
+      }
     }
   }
+
+  // Dense: W x_k and V h_{k-1} in full; a unit's state is h.
+  DenseCost dense_cost() const { return {dense_pairs(p_->W) + dense_pairs(p_->V), 1}; }
 
   // Per tick the adjoint needs a_k, f_k (every unit) and h_k.
   std::size_t record_size() const { return 3 * static_cast<std::size_t>(p_->units()); }
@@ -86,6 +96,37 @@ class SurnnCell {
   }
 
  private:
+  // f of the open units only, all from h_{k-1}: impulse inputs gathered per open row, held inputs
+  // from their running sums.
+  void open_units(const TickInput<Scalar>& x) {
+    const Params& p = *p_;
+    if (x.held) {
+      pre_ = p.b;
+      input_.add_to(pre_, p.W, x);
+    }
+    for (Index m = 0; m < p.units(); ++m) {
+      if (!(a_[m] > Scalar(0))) continue;
+      Scalar in = x.held ? pre_[m] : p.b[m];
+      if (!x.held)
+        for (std::size_t i = 0; i < x.size(); ++i) in += W_rows_(m, x.channels[i]) * x.values[i];
+      f_[m] = std::tanh(in + V_rows_.row(m).dot(h_.matrix()));
+    }
+  }
+
+  // What the open-units schedule multiplies (docs/metrics.md), with or without a tape: the open
+  // rows of V against h_{k-1}, and of W against impulse inputs; held inputs' changes update the
+  // running W x_k of every row.
+  void count_operations(const TickInput<Scalar>& x, OperationCounts& ops) const {
+    const OperandSplit inputs = OperandSplit::of(x.values, x.size());
+    const OperandSplit state = OperandSplit::of(h_, static_cast<std::size_t>(h_.size()));
+    if (x.held) W_pattern_.count_columns(ops, x.channels, x.values);
+    for (Index m = 0; m < p_->units(); ++m) {
+      if (!(a_[m] > Scalar(0))) continue;
+      if (!x.held) W_pattern_.count_row(ops, m, x.channels, x.values, inputs);
+      V_pattern_.count_row(ops, m, h_, state);
+    }
+  }
+
   std::shared_ptr<const Params> p_;
   GateSchedule<Scalar> gate_;  // the rhythmic gate, 2K sines per tick
   Array h_;                    // the held state after the last tick
@@ -93,7 +134,8 @@ class SurnnCell {
   Vector<Scalar> pre_;
   Array f_;  // tanh(...) of the last tick (open units; every unit while recording)
   InputDrive<Scalar> input_;
-  RowMajorMatrix<Scalar> V_rows_;  // V row-major: an open unit's row is contiguous
+  RowMajorMatrix<Scalar> V_rows_, W_rows_;  // row-major: an open unit's rows are contiguous
+  WeightPattern<Scalar> W_pattern_, V_pattern_;
 };
 
 }  // namespace egret

@@ -16,7 +16,10 @@
 //     std::size_t record_size() const;                    // what it keeps per tick on a tape,
 //     void record(std::vector<Scalar>& tape) const;       //   appended after each step
 //     LayerState<Scalar> state() const;                   // named state vectors
+//     DenseCost dense_cost() const;                       // the same layer run densely
 //   };
+//
+// The cell counts its operations through TickOutput (counts(), state_changed()).
 //
 // Input semantics: the events of a tick's bin (t_{k-1}, t_k] are summed per channel. Impulse
 // inputs: tick k consumes the sums (x_k), so a channel without events at tick k is zero there.
@@ -76,6 +79,7 @@ class TickLayer final : public Layer<Scalar> {
     std::fill(ever_changed_.begin(), ever_changed_.end(), 0);
     changed_.clear();
     next_tick_ = 1;
+    counts_ = {};
   }
 
   // A value-0 input changes no sum and is not binned: surrogate events are value-0 inputs, and
@@ -113,12 +117,17 @@ class TickLayer final : public Layer<Scalar> {
       is_pending_[ch] = 0;
     }
     pending_.clear();
-    TickOutput<Scalar> emit(out, recording_);
+    const bool first_tick = next_tick_ == 1;
+    if (first_tick) counts_.membrane_updates += static_cast<std::uint64_t>(p_->units());
+    TickOutput<Scalar> emit(out, recording_, counts_, first_tick);
     cell_.step(bin_, emit);
     ++next_tick_;
   }
 
   LayerState<Scalar> state_at(Scalar) const override { return cell_.state(); }
+
+  OperationCounts operation_counts() const override { return counts_; }
+  DenseCost dense_cost() const override { return cell_.dense_cost(); }
 
   NamedParameters<Scalar> parameters() const override { return collect_parameters<Scalar>(*p_); }
   std::unique_ptr<Layer<Scalar>> with_parameters(
@@ -188,6 +197,7 @@ class TickLayer final : public Layer<Scalar> {
   std::vector<Index> pending_;  // channels with pending input, in arrival order
   std::int64_t next_tick_ = 1;
   bool recording_ = false;
+  OperationCounts counts_;  // since reset()
   // Held inputs (delta semantics): x of every channel, each change's previous value (for the
   // tape), and the channels that ever changed.
   bool held_input_ = false;

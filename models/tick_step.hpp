@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/layer.hpp"
+#include "sim/operation_counts.hpp"
 
 namespace egret {
 
@@ -34,12 +35,20 @@ struct TickInput {
 
 // Where a cell puts what its units emit at a tick, in unit order: events (value != 0), and,
 // while a tape is recorded, surrogate events for silent units whose surrogate derivative is
-// not zero (sim/layer.hpp Emission), so that their consumers' adjoints reach them.
+// not zero (sim/layer.hpp Emission), so that their consumers' adjoints reach them. It also takes
+// the tick's operation counts (sim/operation_counts.hpp; models/synapse_counting.hpp counts the
+// synaptic pairs): a cell adds its synaptic and element-wise operations to counts() and calls
+// state_changed() once per unit whose state changed (the first tick counts every unit anyway).
 template <class Scalar>
 class TickOutput {
  public:
-  TickOutput(std::vector<Emission<Scalar>>& out, bool recording)
-      : out_(out), recording_(recording) {}
+  TickOutput(std::vector<Emission<Scalar>>& out, bool recording, OperationCounts& counts,
+             bool first_tick)
+      : out_(out), recording_(recording), counts_(counts), first_tick_(first_tick) {}
+  OperationCounts& counts() { return counts_; }
+  void state_changed() {
+    if (!first_tick_) ++counts_.membrane_updates;
+  }
   void event(Index unit, Scalar value) { out_.push_back({unit, value}); }
   bool recording() const { return recording_; }
   void surrogate(Index unit) {
@@ -49,6 +58,8 @@ class TickOutput {
  private:
   std::vector<Emission<Scalar>>& out_;
   bool recording_;
+  OperationCounts& counts_;
+  bool first_tick_;
 };
 
 // Channels are stored on the tape as Scalars: exact below 2^24 (float) or 2^53 (double).

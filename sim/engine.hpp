@@ -53,6 +53,10 @@ class EventLoop {
       for (Index l = 0; l < layers_; ++l)
         net_.layer(l).record_end_state(tape_->end_states[static_cast<std::size_t>(l)]);
     }
+    for (Index l = 0; l < layers_; ++l) {
+      result_.layers[l].operations = net_.layer(l).operation_counts();
+      result_.layers[l].dense = net_.layer(l).dense_cost();
+    }
     return std::move(result_);
   }
 

@@ -13,6 +13,7 @@
 #include "events/event.hpp"
 #include "events/event_queue.hpp"
 #include "sim/layer_adjoint.hpp"
+#include "sim/operation_counts.hpp"
 #include "sim/parameters.hpp"
 
 namespace egret {
@@ -130,6 +131,12 @@ class Layer {
 
   // The state at time t >= the last event, without changing it.
   virtual LayerState<Scalar> state_at(Scalar t) const = 0;
+
+  // The operations counted since reset() (sim/operation_counts.hpp: NeuroBench's definitions;
+  // docs/metrics.md lists what each family counts), and what the same layer run densely would
+  // cost per update step.
+  virtual OperationCounts operation_counts() const = 0;
+  virtual DenseCost dense_cost() const = 0;
 
   // The named parameters (sim/parameters.hpp), and a fresh layer of the same family and settings
   // with other values (validated like a configuration; an infeasible value is an error).

@@ -35,6 +35,8 @@ struct LayerCounts {
   std::uint64_t releases = 0;         // release events processed
   std::uint64_t internal_steps = 0;   // fire() calls: crossings (continuous) or ticks (discrete)
   bool clocked = false;               // discrete-time layer: internal_steps are ticks
+  OperationCounts operations;         // counted by the layer (sim/operation_counts.hpp)
+  DenseCost dense;                    // the same layer run densely, per step
 
   // Adds the counts of another run of the same layer.
   LayerCounts& operator+=(const LayerCounts& o) {
@@ -44,6 +46,8 @@ struct LayerCounts {
     inputs_received += o.inputs_received;
     releases += o.releases;
     internal_steps += o.internal_steps;
+    operations += o.operations;
+    dense = o.dense;
     return *this;
   }
 };

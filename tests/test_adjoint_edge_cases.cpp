@@ -87,6 +87,8 @@ class LayerWithoutAdjoint final : public egret::Layer<double> {
   egret::InternalEvent<double> next_internal_event() const override { return {}; }
   void fire(double, egret::Scheduler<double>&, std::vector<egret::Emission<double>>&) override {}
   egret::LayerState<double> state_at(double) const override { return {}; }
+  egret::OperationCounts operation_counts() const override { return {}; }
+  egret::DenseCost dense_cost() const override { return {}; }
   egret::NamedParameters<double> parameters() const override { return {}; }
   std::unique_ptr<egret::Layer<double>> with_parameters(
       const egret::NamedParameters<double>&) const override {
