@@ -94,43 +94,52 @@ Args parse_args(int argc, char** argv, const std::vector<std::string>& known_opt
   return a;
 }
 
+// One row per layer: events, rate and the NeuroBench-named counts per sample
+// (sim/layer_metrics.hpp), with the step of each layer's dense comparison.
+void print_layer_metrics(const std::vector<std::string>& types,
+                         const std::vector<egret::MetricTable>& tables) {
+  std::printf("%-6s %-14s %8s %12s %10s %13s %13s %13s %13s %8s\n", "layer", "type", "events/u/s",
+              "activ.sparse", "Membrane", "Eff. MACs", "Eff. ACs", "Dense", "Dense/Eff.",
+              "step ms");
+  for (std::size_t l = 0; l < tables.size(); ++l) {
+    const auto& t = tables[l];
+    const double effective = egret::metric(t, "Effective_MACs") + egret::metric(t, "Effective_ACs");
+    const double dense = egret::metric(t, "Dense");
+    std::printf("%-6zu %-14s %8.2f %12.4f %10.4g %13.4g %13.4g %13.4g %13.3g %8.3g\n", l,
+                types[l].c_str(), egret::metric(t, "events_per_unit_per_s"),
+                egret::metric(t, "ActivationSparsity"), egret::metric(t, "MembraneUpdates"),
+                egret::metric(t, "Effective_MACs"), egret::metric(t, "Effective_ACs"), dense,
+                effective > 0 ? dense / effective : 0.0, egret::metric(t, "dense_step_ms"));
+  }
+  std::printf(
+      "(counts per sample; Dense: the same layer run densely at its tick, or at \"dense_step\" "
+      "for continuous layers; docs/metrics.md)\n");
+}
+
 void print_summary(const egret::Network<double>& net,
                    const std::vector<egret::SimResult<double>>& results, double wall_s) {
   const std::size_t n_layers = static_cast<std::size_t>(net.size());
   std::uint64_t processed = 0, emitted = 0, inputs = 0;
-  std::vector<std::uint64_t> events(n_layers, 0), steps(n_layers, 0);
+  std::vector<egret::LayerCounts> totals(n_layers);
   double sim_ms = 0;
   for (const auto& r : results) {
     processed += r.events_processed;
     inputs += r.layers[0].inputs_received;
     sim_ms += r.end_time;
     for (std::size_t l = 0; l < n_layers; ++l) {
-      events[l] += r.layers[l].events;
-      steps[l] += r.layers[l].internal_steps;
+      totals[l] += r.layers[l];
       emitted += r.layers[l].events;
     }
   }
   std::printf("samples: %zu, simulated time: %.1f ms in all, external input events: %llu\n",
               results.size(), sim_ms, static_cast<unsigned long long>(inputs));
-  std::printf("%-6s %-16s %6s %12s %18s %12s\n", "layer", "type", "units", "events",
-              "events/unit/s", "sparsity");
+  std::vector<std::string> types;
+  std::vector<egret::MetricTable> tables;
   for (std::size_t l = 0; l < n_layers; ++l) {
-    const auto& layer = net.layer(static_cast<Index>(l));
-    const double rate = sim_ms > 0 ? static_cast<double>(events[l]) /
-                                         (static_cast<double>(layer.units()) * sim_ms * 1e-3)
-                                   : 0.0;
-    std::string sparsity = "-";
-    if (layer.clocked() && steps[l] > 0) {
-      std::ostringstream os;
-      os.precision(4);
-      os << 1.0 - static_cast<double>(events[l]) /
-                      (static_cast<double>(steps[l]) * static_cast<double>(layer.units()));
-      sparsity = os.str();
-    }
-    std::printf("%-6zu %-16s %6lld %12llu %18.2f %12s\n", l, layer.type_name().c_str(),
-                static_cast<long long>(layer.units()), static_cast<unsigned long long>(events[l]),
-                rate, sparsity.c_str());
+    types.push_back(net.layer(static_cast<Index>(l)).type_name());
+    tables.push_back(egret::layer_metrics(totals[l], results.size(), sim_ms, sizeof(double)));
   }
+  print_layer_metrics(types, tables);
   std::printf(
       "emitted events: %llu, events processed (inputs, releases, crossings, ticks, "
       "readouts): %llu\n",
@@ -311,24 +320,28 @@ int run_inspect(const Args& args) {
   for (double v : d.sample_duration) total += v;
   std::printf("%s: egret trace, %zu layer(s), %zu sample(s), %.3f ms in all\n", path.c_str(),
               d.layers.size(), d.sample_start.size(), total);
-  std::printf("%-8s %-16s %6s %10s %14s %10s %22s %9s\n", "layer", "type", "units", "events",
-              "events/unit/s", "sparsity", "time span [ms]", "sorting");
+  std::printf("%-8s %-16s %6s %10s %22s %9s\n", "layer", "type", "units", "events",
+              "time span [ms]", "sorting");
+  std::vector<std::string> types;
+  std::vector<egret::MetricTable> tables;
   for (const auto& L : d.layers) {
     char span[64] = "-";
     if (!L.timestamps.empty())
       std::snprintf(span, sizeof span, "%.3f .. %.3f", L.timestamps.front(), L.timestamps.back());
-    const double sp = L.metrics.at("activity_sparsity");
-    char sparsity[32] = "-";
-    if (!std::isnan(sp)) std::snprintf(sparsity, sizeof sparsity, "%.4f", sp);
-    std::printf("%-8s %-16s %6.0f %10zu %14.2f %10s %22s %9s\n", L.name.c_str(), L.type.c_str(),
-                L.metrics.at("units"), L.timestamps.size(), L.metrics.at("events_per_unit_per_s"),
-                sparsity, span, L.sorting.c_str());
-    std::printf("         effective MACs %.4g, dense MACs %.4g (ratio %.3g)\n",
-                L.metrics.at("effective_macs"), L.metrics.at("dense_macs"),
-                L.metrics.at("dense_macs") > 0
-                    ? L.metrics.at("effective_macs") / L.metrics.at("dense_macs")
-                    : 0.0);
+    std::printf("%-8s %-16s %6.0f %10zu %22s %9s\n", L.name.c_str(), L.type.c_str(),
+                L.metrics.at("units"), L.timestamps.size(), span, L.sorting.c_str());
+    types.push_back(L.type);
+    egret::MetricTable t;
+    for (const std::string& k : egret::layer_metric_names()) {
+      const auto it = L.metrics.find(k);
+      t.emplace_back(k, it == L.metrics.end() ? std::nan("") : it->second);
+    }
+    tables.push_back(std::move(t));
   }
+  if (d.format_version < egret::kTraceFormatVersion)
+    std::printf("(trace format version %lld: written before operation counts; rates only)\n",
+                static_cast<long long>(d.format_version));
+  print_layer_metrics(types, tables);
   if (!d.snapshot_times.empty()) std::printf("snapshots: %zu\n", d.snapshot_times.size());
   std::printf("written by egret %s (git %s) at %s, seed %s\ncommand: %s\n",
               d.provenance.at("egret_version").c_str(), d.provenance.at("git_revision").c_str(),

@@ -138,8 +138,12 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   if (root.contains("simulation")) {
     const json& s = root["simulation"];
     if (!s.is_object()) fail(origin, "simulation", "expected an object");
-    json_fields::check_keys(s, {"end_time", "readout_times", "snapshot_times", "max_events"},
-                            origin, "simulation");
+    json_fields::check_keys(
+        s, {"end_time", "readout_times", "snapshot_times", "max_events", "dense_step"}, origin,
+        "simulation");
+    cfg.dense_step = json_fields::number(s, "dense_step", cfg.dense_step, origin, "simulation");
+    if (!(cfg.dense_step > 0))
+      fail(origin, "simulation.dense_step", "must be > 0 [ms] (the step of the dense comparison)");
     cfg.max_events = static_cast<std::uint64_t>(json_fields::integer(
         s, "max_events", static_cast<long long>(cfg.max_events), 1, origin, "simulation"));
     cfg.end_time = json_fields::number(s, "end_time", cfg.end_time, origin, "simulation");

@@ -8,7 +8,9 @@
 //   "layers": [{"type": <family>, "units": N, <the family's keys>, "params": {<name>: values}}],
 //   "readout_classes" (> 0: a linear readout W_o o + b_o on the last layer), "readout",
 //   "simulation": {"end_time", "readout_times", "snapshot_times",
-//                  "max_events" (the event budget of one run, sim/engine.hpp)}
+//                  "max_events" (the event budget of one run, sim/engine.hpp),
+//                  "dense_step" (ms: the step at which continuous layers' counts are compared
+//                  with a dense clocked equivalent, docs/metrics.md; default 1)}
 //
 // Time constants, windows and dt below kMinTimeScaleMs, and thresholds below kMinThreshold, are
 // refused (the families register these floors as their keys' minimums): they give event rates
@@ -46,6 +48,7 @@ struct NetworkConfig {
   std::vector<double> readout_times;
   std::vector<double> snapshot_times;
   std::uint64_t max_events = kDefaultEventBudget;
+  double dense_step = 1;
 };
 
 // `origin` names the source (a file path) in error messages. Top-level keys listed in
@@ -107,6 +110,7 @@ SimOptions<Scalar> sim_options(const NetworkConfig& cfg) {
   for (double t : cfg.readout_times) o.readout_times.push_back(static_cast<Scalar>(t));
   for (double t : cfg.snapshot_times) o.snapshot_times.push_back(static_cast<Scalar>(t));
   o.max_events = cfg.max_events;
+  o.dense_step = static_cast<Scalar>(cfg.dense_step);
   return o;
 }
 

@@ -124,6 +124,8 @@ TraceFileWriter::TraceFileWriter(const std::string& path, std::vector<TraceLayer
     streams_.push_back(std::move(s));
   }
   totals_.resize(layers_.size());
+  per_sample_.assign(layers_.size(),
+                     std::vector<std::vector<std::uint64_t>>(kPerSampleCounters.size()));
 }
 
 // Uncommitted, file_ removes the temporary file (after the streams close their datasets).
@@ -172,7 +174,10 @@ void TraceFileWriter::end_sample(const SimResult<double>& r) {
   for (std::size_t l = 0; l < streams_.size(); ++l) {
     LayerStream& s = *streams_[l];
     s.offsets.push_back(s.written + s.t_buf.size());
-    if (l < r.layers.size()) totals_[l] += r.layers[l];
+    if (l >= r.layers.size()) continue;
+    totals_[l] += r.layers[l];
+    const std::vector<std::uint64_t> counters = per_sample_counters(r.layers[l]);
+    for (std::size_t k = 0; k < counters.size(); ++k) per_sample_[l][k].push_back(counters[k]);
   }
 }
 
@@ -221,29 +226,25 @@ void TraceFileWriter::finish() {
     h5::Id m = h5::create_group(metrics.get(), layers_[l].name);
     const LayerCounts& t = totals_[l];
     const TraceLayerInfo& info = layers_[l];
-    const double n = static_cast<double>(info.units), d = static_cast<double>(info.inputs);
     h5::write_attribute(m.get(), "type", info.type);
     h5::write_attribute(m.get(), "units", static_cast<std::int64_t>(info.units));
+    h5::write_attribute(m.get(), "inputs", static_cast<std::int64_t>(info.inputs));
+    h5::write_attribute(m.get(), "clocked", static_cast<std::int64_t>(t.clocked ? 1 : 0));
     h5::write_attribute(m.get(), "events", static_cast<std::int64_t>(t.events));
     h5::write_attribute(m.get(), "inputs_received", static_cast<std::int64_t>(t.inputs_received));
     h5::write_attribute(m.get(), "releases", static_cast<std::int64_t>(t.releases));
     h5::write_attribute(m.get(), "internal_steps", static_cast<std::int64_t>(t.internal_steps));
-    h5::write_attribute(
-        m.get(), "events_per_unit_per_s",
-        total_time_ > 0 ? static_cast<double>(t.events) / (n * total_time_ * 1e-3) : 0.0);
-    // Activity sparsity is defined for clocked layers (unit-steps); NaN for continuous ones.
-    const double steps = static_cast<double>(t.internal_steps) * n;
-    h5::write_attribute(m.get(), "activity_sparsity",
-                        t.clocked && steps > 0 ? 1.0 - static_cast<double>(t.events) / steps
-                                               : std::numeric_limits<double>::quiet_NaN());
-    // Multiply-accumulates: every event reaching a layer adds one dense column per gate (3 N);
-    // the dense reference computes 3 N (D + N) per step (per tick, or per ms in continuous time).
-    const double touched = t.clocked
-                               ? static_cast<double>(t.inputs_received + t.events)
-                               : static_cast<double>(t.inputs_received + t.releases + t.events);
-    h5::write_attribute(m.get(), "effective_macs", 3.0 * n * touched);
-    const double dense_steps = t.clocked ? static_cast<double>(t.internal_steps) : total_time_;
-    h5::write_attribute(m.get(), "dense_macs", 3.0 * n * (d + n) * dense_steps);
+    h5::write_attribute(m.get(), "dense_operations_per_step",
+                        static_cast<std::int64_t>(t.dense.operations_per_step));
+    h5::write_attribute(m.get(), "state_words_per_unit",
+                        static_cast<std::int64_t>(t.dense.state_words_per_unit));
+    h5::write_attribute(m.get(), "scalar_bytes", static_cast<std::int64_t>(sizeof(double)));
+    // Per sample, as NeuroBench reports (sim/layer_metrics.hpp; docs/metrics.md).
+    for (const auto& [name, value] : layer_metrics(t, starts_.size(), total_time_, sizeof(double)))
+      h5::write_attribute(m.get(), name.c_str(), value);
+    h5::Id per = h5::create_group(m.get(), "per_sample");
+    for (std::size_t k = 0; k < kPerSampleCounters.size(); ++k)
+      h5::write_vector(per.get(), kPerSampleCounters[k], per_sample_[l][k]);
   }
   h5::Id prov = h5::create_group(f, "egret/provenance");
   h5::write_attribute(prov.get(), "egret_version", std::string(EGRET_VERSION));
@@ -263,6 +264,33 @@ void TraceFileWriter::finish() {
 
 namespace {
 
+// Version 2: the counts and the NeuroBench-named metrics (sim/layer_metrics.hpp), and the exact
+// counts per sample.
+void read_metrics(hid_t m, const std::string& mw, std::size_t samples, TraceData::Layer& L) {
+  for (const char* k :
+       {"units", "inputs", "clocked", "events", "inputs_received", "releases", "internal_steps",
+        "dense_operations_per_step", "state_words_per_unit", "scalar_bytes"})
+    L.metrics[k] = static_cast<double>(h5::read_int_attribute(m, k, mw));
+  for (const std::string& k : layer_metric_names())
+    L.metrics[k] = h5::read_double_attribute(m, k.c_str(), mw);
+  h5::Id per = h5::open_group(m, "per_sample", mw);
+  for (const std::string& k : kPerSampleCounters) {
+    std::vector<std::uint64_t> v = h5::read_uint64s(per.get(), k, mw + "/per_sample");
+    if (v.size() != samples)
+      throw std::runtime_error(mw + "/per_sample/" + k + " has " + std::to_string(v.size()) +
+                               " values for " + std::to_string(samples) + " samples");
+    L.per_sample[k] = std::move(v);
+  }
+}
+
+// Version 1 (before operation counts): the counts and rates it had; no per-sample counts.
+void read_version1_metrics(hid_t m, const std::string& mw, TraceData::Layer& L) {
+  for (const char* k : {"units", "events", "inputs_received", "releases", "internal_steps"})
+    L.metrics[k] = static_cast<double>(h5::read_int_attribute(m, k, mw));
+  for (const char* k : {"events_per_unit_per_s", "activity_sparsity"})
+    L.metrics[k] = h5::read_double_attribute(m, k, mw);
+}
+
 TraceData read_trace_contents(const std::string& path) {
   h5::Id file = h5::open_file_read(path);
   const hid_t f = file.get();
@@ -270,11 +298,12 @@ TraceData read_trace_contents(const std::string& path) {
       h5::read_string_attribute(f, "egret_format", path) != "egret-trace")
     throw std::runtime_error(path + ": not an egret trace (no egret_format = \"egret-trace\")");
   const std::int64_t version = h5::read_int_attribute(f, "egret_format_version", path);
-  if (version != kTraceFormatVersion)
+  if (version != 1 && version != kTraceFormatVersion)
     throw std::runtime_error(path + ": unsupported egret trace version " + std::to_string(version) +
-                             " (this egret reads version " + std::to_string(kTraceFormatVersion) +
-                             ")");
+                             " (this egret reads versions 1 and " +
+                             std::to_string(kTraceFormatVersion) + ")");
   TraceData d;
+  d.format_version = version;
   h5::Id spikes = h5::open_group(f, "spikes", path);
   h5::Id samples = h5::open_group(f, "egret/samples", path);
   d.sample_start = h5::read_doubles(samples.get(), "start_time", path + ":/egret/samples");
@@ -307,11 +336,10 @@ TraceData read_trace_contents(const std::string& path) {
     h5::Id m = h5::open_group(f, "egret/metrics/" + name, path);
     const std::string mw = path + ":/egret/metrics/" + name;
     L.type = h5::read_string_attribute(m.get(), "type", mw);
-    for (const char* k : {"units", "events", "inputs_received", "releases", "internal_steps"})
-      L.metrics[k] = static_cast<double>(h5::read_int_attribute(m.get(), k, mw));
-    for (const char* k :
-         {"events_per_unit_per_s", "activity_sparsity", "effective_macs", "dense_macs"})
-      L.metrics[k] = h5::read_double_attribute(m.get(), k, mw);
+    if (version == 1)
+      read_version1_metrics(m.get(), mw, L);
+    else
+      read_metrics(m.get(), mw, d.sample_start.size(), L);
     d.layers.push_back(std::move(L));
   }
   if (d.layers.empty()) throw std::runtime_error(path + ": /spikes holds no layer");
@@ -337,7 +365,7 @@ TraceData read_trace_file(const std::string& path) {
 SamplesTraceSummary write_samples_trace(const std::string& path, const Network<double>& net,
                                         const std::vector<const Sample<double>*>& samples,
                                         const std::vector<std::int64_t>& labels,
-                                        const Provenance& provenance) {
+                                        const Provenance& provenance, double dense_step) {
   if (!labels.empty() && labels.size() != samples.size())
     throw std::invalid_argument(path + ": one label per sample expected");
   TraceFileWriter writer(path, trace_layers(net));
@@ -350,6 +378,7 @@ SamplesTraceSummary write_samples_trace(const std::string& path, const Network<d
     SimOptions<double> opt = samples[i]->options();
     opt.record_trace = false;
     opt.sink = &writer;
+    opt.dense_step = dense_step;
     const SimResult<double> r = simulate(local, samples[i]->input, opt);
     for (std::size_t l = 0; l < r.layers.size(); ++l) summary.layers[l] += r.layers[l];
     summary.simulated_ms += static_cast<double>(samples[i]->end_time);

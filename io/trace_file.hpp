@@ -8,9 +8,14 @@
 //   /egret/events/<layer>/values float64 [events]   graded event values (y = theta, or c)
 //   /egret/samples/start_time, duration (float64 [S]), label (int64 [S]),
 //                 offsets/<layer> (uint64 [S+1]: sample s is events offsets[s]..offsets[s+1])
-//   /egret/metrics/<layer>       attrs: type, units, events, inputs_received, releases,
-//                                internal_steps, events_per_unit_per_s, activity_sparsity,
-//                                effective_macs, dense_macs
+//   /egret/metrics/<layer>       attrs: type, units, inputs, clocked, events, inputs_received,
+//                                releases, internal_steps, dense_operations_per_step,
+//                                state_words_per_unit, scalar_bytes, and the per-sample metrics
+//                                of sim/layer_metrics.hpp (Effective_MACs, Effective_ACs, Dense,
+//                                ActivationSparsity, MembraneUpdates, ..., dense_step_ms)
+//   /egret/metrics/<layer>/per_sample/<counter>   uint64 [S]: the exact counts of each sample
+//                                (kPerSampleCounters)
+//   /egret/estimates/<profile>   written by `egret estimate` (io/hardware_profile.hpp)
 //   /egret/snapshots/time        float64 [K];  /egret/snapshots/<layer>/<variable> [K, N]
 //   /egret/provenance            attrs: egret_version, git_revision, configuration, seed,
 //                                command_line, utc_time
@@ -29,6 +34,7 @@
 #include <vector>
 
 #include "io/hdf5.hpp"
+#include "sim/layer_metrics.hpp"
 #include "sim/network.hpp"
 #include "sim/recorder.hpp"
 #include "train/sample.hpp"
@@ -36,7 +42,23 @@
 namespace egret {
 
 inline constexpr std::uint32_t kSonataMagic = 0x0A7A;
-inline constexpr std::int64_t kTraceFormatVersion = 1;
+// Version 2: NeuroBench-named metrics and per-sample counts. Version 1 (estimated effective_macs
+// and dense_macs, no operation counts) is still read: events, samples, its rates.
+inline constexpr std::int64_t kTraceFormatVersion = 2;
+
+// The exact counts stored per sample and layer, in /egret/metrics/<layer>/per_sample.
+inline const std::vector<std::string> kPerSampleCounters = {
+    "events",           "synaptic_macs",     "synaptic_acs", "gate_products",
+    "membrane_updates", "active_unit_steps", "steps"};
+inline std::vector<std::uint64_t> per_sample_counters(const LayerCounts& c) {
+  return {c.events,
+          c.operations.synaptic_macs,
+          c.operations.synaptic_acs,
+          c.operations.gate_products,
+          c.operations.membrane_updates,
+          c.active_unit_steps,
+          c.steps};
+}
 
 struct Provenance {
   std::string configuration;  // the configuration text (JSON) that produced the run
@@ -89,6 +111,7 @@ class TraceFileWriter final : public TraceSink<double> {
   std::vector<double> starts_, durations_;
   std::vector<std::int64_t> labels_;
   std::vector<LayerCounts> totals_;
+  std::vector<std::vector<std::vector<std::uint64_t>>> per_sample_;  // [layer][counter][sample]
   double total_time_ = 0;
   Provenance provenance_;
   bool finished_ = false;
@@ -97,6 +120,7 @@ class TraceFileWriter final : public TraceSink<double> {
 // Everything a trace file holds, read back (checked: an egret trace of a supported version with
 // every required dataset, validated first in a child process: io/hdf5.hpp).
 struct TraceData {
+  std::int64_t format_version = kTraceFormatVersion;  // 1: no operation counts (read-only)
   struct Layer {
     std::string name;
     std::string sorting;  // none, by_id, by_time
@@ -104,7 +128,8 @@ struct TraceData {
     std::vector<std::uint64_t> node_ids;
     std::vector<double> values;
     std::vector<std::uint64_t> sample_offsets;
-    std::map<std::string, double> metrics;
+    std::map<std::string, double> metrics;                         // the attributes
+    std::map<std::string, std::vector<std::uint64_t>> per_sample;  // kPerSampleCounters
     std::string type;
   };
   std::vector<Layer> layers;
@@ -125,10 +150,11 @@ struct SamplesTraceSummary {
 };
 
 // Simulates `samples` one after another, each from the network's initial state, into an HDF5
-// trace at `path` (sample i labelled labels[i], or -1 if `labels` is empty).
+// trace at `path` (sample i labelled labels[i], or -1 if `labels` is empty). `dense_step` [ms]:
+// the step of continuous layers' dense comparison (SimOptions::dense_step), e.g. the input bin.
 SamplesTraceSummary write_samples_trace(const std::string& path, const Network<double>& net,
                                         const std::vector<const Sample<double>*>& samples,
                                         const std::vector<std::int64_t>& labels,
-                                        const Provenance& provenance);
+                                        const Provenance& provenance, double dense_step = 1);
 
 }  // namespace egret

@@ -114,8 +114,11 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
       }
     }
     update</*advance=*/false>(t, columns_.data(), static_cast<Index>(columns_.size()));
-    for (std::size_t k = 0; k < firing_.size(); ++k)
+    for (std::size_t k = 0; k < firing_.size(); ++k) {
       count_recurrent_column(firing_[k], columns_[k].scale_ur, columns_[k].scale_z);
+      count_product(counts_, out[out.size() - firing_.size() + k].aux,
+                    out[out.size() - firing_.size() + k].value);  // r_n(s-) y
+    }
     count_fired_reach();
   }
 
@@ -191,7 +194,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
   void add_column(const WeightPattern<Scalar>& w, Index k, Scalar operand) {
     if (operand == Scalar(0)) return;
-    (is_binary_operand(operand) ? counts_.effective_acs : counts_.effective_macs) += w.column(k);
+    (is_binary_operand(operand) ? counts_.synaptic_acs : counts_.synaptic_macs) += w.column(k);
   }
   // The units a crossing updates: the union of the firing units' reach and the firing units.
   void count_fired_reach() {

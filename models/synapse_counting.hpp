@@ -91,11 +91,11 @@ class WeightPattern {
  private:
   static void add(OperationCounts& ops, Scalar operand, std::uint64_t pairs) {
     if (operand == Scalar(0)) return;
-    (is_binary_operand(operand) ? ops.effective_acs : ops.effective_macs) += pairs;
+    (is_binary_operand(operand) ? ops.synaptic_acs : ops.synaptic_macs) += pairs;
   }
   static void add_split(OperationCounts& ops, const OperandSplit& split) {
-    ops.effective_acs += split.binary;
-    ops.effective_macs += split.graded;
+    ops.synaptic_acs += split.binary;
+    ops.synaptic_macs += split.graded;
   }
 
   const Matrix<Scalar>* w_ = nullptr;
@@ -109,10 +109,11 @@ std::uint64_t dense_pairs(const M& weights) {
   return static_cast<std::uint64_t>(weights.rows()) * static_cast<std::uint64_t>(weights.cols());
 }
 
-// One element-wise product of two factors: a MAC when both are nonzero.
+// One element-wise product of two state-dependent factors: a gate product (a MAC) when both are
+// nonzero.
 template <class Scalar>
 void count_product(OperationCounts& ops, Scalar a, Scalar b) {
-  if (a != Scalar(0) && b != Scalar(0)) ++ops.effective_macs;
+  if (a != Scalar(0) && b != Scalar(0)) ++ops.gate_products;
 }
 
 }  // namespace egret

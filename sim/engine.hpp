@@ -10,6 +10,7 @@
 // with readouts and snapshots taken by sim/readouts.hpp.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -53,15 +54,48 @@ class EventLoop {
       for (Index l = 0; l < layers_; ++l)
         net_.layer(l).record_end_state(tape_->end_states[static_cast<std::size_t>(l)]);
     }
-    for (Index l = 0; l < layers_; ++l) {
-      result_.layers[l].operations = net_.layer(l).operation_counts();
-      result_.layers[l].dense = net_.layer(l).dense_cost();
-    }
+    for (Index l = 0; l < layers_; ++l) finish_counts(l);
     return std::move(result_);
   }
 
  private:
   enum class Source { kNone, kInput, kQueue, kLayer };
+
+  // The step of layer l's dense comparison: its tick, or SimOptions::dense_step.
+  double comparison_step(Index l) const {
+    const Layer<Scalar>& layer = net_.layer(l);
+    return static_cast<double>(layer.clocked() ? tick_[static_cast<std::size_t>(l)]
+                                               : options_.dense_step);
+  }
+
+  // An event of `unit` of layer l at t is active in its step: the tick, or the bin
+  // ((k - 1) dense_step, k dense_step] (t = 0 in the first).
+  void count_active(Index l, Index unit, Scalar t) {
+    LayerCounts& c = result_.layers[static_cast<std::size_t>(l)];
+    const std::int64_t step =
+        net_.layer(l).clocked()
+            ? static_cast<std::int64_t>(c.internal_steps)
+            : std::max<std::int64_t>(1,
+                                     static_cast<std::int64_t>(std::ceil(t / options_.dense_step)));
+    std::int64_t& last =
+        last_active_step_[static_cast<std::size_t>(l)][static_cast<std::size_t>(unit)];
+    if (last == step) return;
+    last = step;
+    ++c.active_unit_steps;
+  }
+
+  // What the layer counted, and the steps of its dense comparison (sim/recorder.hpp).
+  void finish_counts(Index l) {
+    LayerCounts& c = result_.layers[static_cast<std::size_t>(l)];
+    const Layer<Scalar>& layer = net_.layer(l);
+    c.operations = layer.operation_counts();
+    c.dense = layer.dense_cost();
+    c.step_ms = comparison_step(l);
+    c.steps = layer.clocked() ? c.internal_steps
+                              : std::max<std::uint64_t>(
+                                    1, static_cast<std::uint64_t>(std::ceil(
+                                           static_cast<double>(options_.end_time) / c.step_ms)));
+  }
 
   // Layers reset, output traces and counters sized, readouts and snapshots queued.
   void start() {
@@ -74,6 +108,8 @@ class EventLoop {
       layer.reset();
       result_.layers[l].units = layer.units();
       result_.layers[l].clocked = layer.clocked();
+      tick_.push_back(layer.clocked() ? layer.next_internal_event().time : Scalar(0));
+      last_active_step_.emplace_back(static_cast<std::size_t>(layer.units()), -1);
       traces_.emplace_back(layer.units(), layer.output_time_constant());
       if (layer.clocked()) refuse_ticks_beyond_budget(l);
     }
@@ -159,6 +195,7 @@ class EventLoop {
     for (const auto& e : emitted_) {
       if (e.surrogate) continue;
       ++events;
+      count_active(l, e.unit, t);
       traces_[l].add(e.unit, e.value, t);
       if (options_.record_trace) result_.trace.push_back({t, l, e.unit, e.value});
       if (options_.sink) options_.sink->on_event({t, l, e.unit, e.value});
@@ -221,6 +258,8 @@ class EventLoop {
   std::size_t next_input_ = 0;
   std::vector<Emission<Scalar>> emitted_;
   std::vector<TapeItem<Scalar>> step_items_;
+  std::vector<Scalar> tick_;                                 // per layer: dt, or 0 (continuous)
+  std::vector<std::vector<std::int64_t>> last_active_step_;  // per layer and unit
 };
 
 }  // namespace detail

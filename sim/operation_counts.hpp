@@ -18,20 +18,27 @@
 
 namespace egret {
 
+// NeuroBench's Effective_MACs = synaptic_macs + gate_products, Effective_ACs = synaptic_acs.
+// Synaptic pairs each read one weight; gate products read none (docs/metrics.md).
 struct OperationCounts {
-  std::uint64_t effective_macs = 0;
-  std::uint64_t effective_acs = 0;
+  std::uint64_t synaptic_macs = 0;
+  std::uint64_t synaptic_acs = 0;
+  std::uint64_t gate_products = 0;
   std::uint64_t membrane_updates = 0;
 
+  std::uint64_t effective_macs() const { return synaptic_macs + gate_products; }
+  std::uint64_t effective_acs() const { return synaptic_acs; }
+
   OperationCounts& operator+=(const OperationCounts& o) {
-    effective_macs += o.effective_macs;
-    effective_acs += o.effective_acs;
+    synaptic_macs += o.synaptic_macs;
+    synaptic_acs += o.synaptic_acs;
+    gate_products += o.gate_products;
     membrane_updates += o.membrane_updates;
     return *this;
   }
   friend bool operator==(const OperationCounts& a, const OperationCounts& b) {
-    return a.effective_macs == b.effective_macs && a.effective_acs == b.effective_acs &&
-           a.membrane_updates == b.membrane_updates;
+    return a.synaptic_macs == b.synaptic_macs && a.synaptic_acs == b.synaptic_acs &&
+           a.gate_products == b.gate_products && a.membrane_updates == b.membrane_updates;
   }
 };
 

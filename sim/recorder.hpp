@@ -37,6 +37,11 @@ struct LayerCounts {
   bool clocked = false;               // discrete-time layer: internal_steps are ticks
   OperationCounts operations;         // counted by the layer (sim/operation_counts.hpp)
   DenseCost dense;                    // the same layer run densely, per step
+  // Steps of the dense comparison: ticks (clocked), or ceil(end_time / dense_step) steps of
+  // SimOptions::dense_step; and the (unit, step) pairs with at least one event.
+  std::uint64_t steps = 0;
+  std::uint64_t active_unit_steps = 0;
+  double step_ms = 0;
 
   // Adds the counts of another run of the same layer.
   LayerCounts& operator+=(const LayerCounts& o) {
@@ -48,6 +53,9 @@ struct LayerCounts {
     internal_steps += o.internal_steps;
     operations += o.operations;
     dense = o.dense;
+    steps += o.steps;
+    active_unit_steps += o.active_unit_steps;
+    step_ms = o.step_ms;
     return *this;
   }
 };

@@ -42,6 +42,10 @@ struct SimOptions {
   // The event budget: a run that would process more events stops with EventBudgetExceeded.
   // Configurations set it as "simulation": {"max_events": N}; the CLI as --max-events N.
   std::uint64_t max_events = kDefaultEventBudget;
+  // The step at which a continuous-time layer's counts are compared with a dense, clocked
+  // equivalent (Dense, ActivationSparsity; docs/metrics.md): the model's input bin where it has
+  // one. Clocked layers use their own tick. Configurations: "simulation": {"dense_step": ms}.
+  Scalar dense_step = 1;
 };
 
 namespace detail {
@@ -86,6 +90,11 @@ void validate_simulation(const Network<Scalar>& net, Index input_channels,
   }
   if (options.max_events == 0)
     throw std::invalid_argument("simulate: the event budget (max_events) must be positive");
+  if (!std::isfinite(options.dense_step) || !(options.dense_step > 0)) {
+    std::ostringstream os;
+    os << "simulate: dense_step must be finite and > 0 [ms], got " << options.dense_step;
+    throw std::invalid_argument(os.str());
+  }
   if (!std::isfinite(options.end_time) || options.end_time < 0) {
     std::ostringstream os;
     os << "simulate: end_time must be finite and >= 0, got " << options.end_time;

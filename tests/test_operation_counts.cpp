@@ -32,10 +32,13 @@ Run run(const std::string& layer_json, int inputs, const std::vector<InputEvent<
   return {r.layers[0], r.layers[0].internal_steps};
 }
 
-void expect_counts(const Run& r, std::uint64_t macs, std::uint64_t acs, std::uint64_t updates) {
-  EXPECT_EQ(r.layer.operations.effective_macs, macs);
-  EXPECT_EQ(r.layer.operations.effective_acs, acs);
+void expect_counts(const Run& r, std::uint64_t synaptic_macs, std::uint64_t gate_products,
+                   std::uint64_t synaptic_acs, std::uint64_t updates) {
+  EXPECT_EQ(r.layer.operations.synaptic_macs, synaptic_macs);
+  EXPECT_EQ(r.layer.operations.gate_products, gate_products);
+  EXPECT_EQ(r.layer.operations.synaptic_acs, synaptic_acs);
   EXPECT_EQ(r.layer.operations.membrane_updates, updates);
+  EXPECT_EQ(r.layer.operations.effective_macs(), synaptic_macs + gate_products);
 }
 
 // D = 2, N = 3, theta = 1, alpha = 1/2, b = 0. W = [[1.5, 0], [0, 0], [0.5, 1]]: column 0 has 2
@@ -51,7 +54,7 @@ TEST(OperationCounts, LifHandCount) {
                  "b": 0, "theta": 1}})",
                      2, {{0.5, 0, 1.0}, {0.5, 1, 2.0}}, 3.0);
   EXPECT_EQ(r.layer.events, 2u);
-  expect_counts(r, 1, 3, 7);
+  expect_counts(r, 1, 0, 3, 7);
   EXPECT_EQ(r.layer.dense.operations_per_step, 3u * (2 + 3));
   EXPECT_EQ(r.layer.dense.state_words_per_unit, 1u);
 }
@@ -70,7 +73,7 @@ TEST(OperationCounts, BmruHandCount) {
                  "b_beta": 0.5, "alpha": 1}})",
                      2, {{0.5, 0, 1.0}, {1.5, 1, 3.0}}, 3.0);
   EXPECT_EQ(r.layer.events, 1u);
-  expect_counts(r, 2, 1, 2);
+  expect_counts(r, 2, 0, 1, 2);
   EXPECT_EQ(r.layer.dense.operations_per_step, 2u * 2 * 2);
 }
 
@@ -89,7 +92,7 @@ TEST(OperationCounts, SurnnHandCount) {
                  "V": [[0, 0.5, 0], [0.3, 0, 0], [0.2, 0, 0]], "b": 0,
                  "g_b": [1, -1, 1], "g_alpha": [[0], [0], [0]]}})",
                      2, {{0.5, 0, 1.0}, {0.5, 1, 2.0}}, 3.0);
-  expect_counts(r, 2, 1, 6);
+  expect_counts(r, 2, 0, 1, 6);
   EXPECT_EQ(r.layer.dense.operations_per_step, 3u * (2 + 3));
 }
 
@@ -107,7 +110,7 @@ TEST(OperationCounts, SugruHandCount) {
                  "V_r": [[0.5, 1], [1, 1]], "V_z": [[0, 1], [1, 1]], "V_n": [[1, 1], [1, 1]],
                  "b_r": 0, "b_z": 0, "b_n": 0, "g_b": [1, -1], "g_alpha": [[0], [0]]}})",
                      1, {{0.5, 0, 1.0}}, 2.0);
-  expect_counts(r, 1 + 2 + 3, 2, 3);
+  expect_counts(r, 2, 1 + 3, 2, 3);
   EXPECT_EQ(r.layer.dense.operations_per_step, 3u * (2 * 1 + 2 * 2) + 3 * 2);
 }
 
@@ -125,7 +128,7 @@ TEST(OperationCounts, SuSnnHandCount) {
                  "g_b": [1, -1], "g_alpha": [[0], [0]]}})",
                      2, {{0.5, 0, 2.0}, {0.5, 1, 1.0}}, 3.0);
   EXPECT_EQ(r.layer.events, 1u);
-  expect_counts(r, 1, 2, 4);
+  expect_counts(r, 1, 0, 2, 4);
   EXPECT_EQ(r.layer.dense.operations_per_step, 2u * (2 + 2));
 }
 
@@ -150,7 +153,7 @@ TEST(OperationCounts, DsGruHandCount) {
                  "U_z": [[1, 0], [0, 0]], "U_r": [[0, 1], [1, 1]], "U_h": [[1, 0], [1, 0]],
                  "b_z": 0, "b_r": 0, "b_h": 0}})",
                      2, {{0.5, 0, 1.0}, {0.5, 1, 2.0}}, 2.0);
-  expect_counts(r, (1 + 1 + 1 + 2 + 1 + 2) + (1 + 1 + 2 + 2 + 2), 1, 4);
+  expect_counts(r, (1 + 1 + 1 + 2) + (1 + 2), (1 + 2) + (1 + 2 + 2), 1, 4);
   // Router 2 + 2 + 2, gates 3 (2 2 + 2 2), masks 2 + 2, gate products 3 2.
   EXPECT_EQ(r.layer.dense.operations_per_step, 6u + 24 + 4 + 6);
 }
@@ -170,7 +173,7 @@ TEST(OperationCounts, SpikingGatedHandCount) {
                  "b_x": 0.25, "inv_tau_m": 1}})",
                      1, {{0.5, 0, 1.0}, {1.5, 0, 0.5}}, 3.0);
   EXPECT_EQ(r.layer.events, 2u);
-  expect_counts(r, 3, 2, 4);
+  expect_counts(r, 2, 1, 2, 4);
   EXPECT_EQ(r.layer.dense.operations_per_step, 3u * 2 + 2);
   EXPECT_EQ(r.layer.dense.state_words_per_unit, 2u);
 }
@@ -192,7 +195,7 @@ TEST(OperationCounts, DiscreteEgruHandCount) {
                  "b_u": 0, "b_r": 0, "b_z": 0, "theta": 0.5}})",
                      1, {{0.5, 0, 1.0}}, 3.0);
   EXPECT_EQ(r.layer.events, 1u);
-  expect_counts(r, 1 + 5 + 2, 3, 6);
+  expect_counts(r, 2, 1 + 3 + 2, 3, 6);
   EXPECT_EQ(r.layer.dense.operations_per_step, 3u * (2 + 4) + 3 * 2);
   EXPECT_EQ(r.layer.dense.state_words_per_unit, 2u);
 }
@@ -209,16 +212,16 @@ TEST(OperationCounts, ContinuousEgruInputsAndReleases) {
                      2, {{1.0, 0, 1.0}, {2.0, 1, 0.5}}, 10.0);
   EXPECT_EQ(r.layer.events, 0u);
   EXPECT_EQ(r.layer.releases, 2u);
-  expect_counts(r, 2, 8, 6);
+  expect_counts(r, 2, 0, 8, 6);
   EXPECT_EQ(r.layer.dense.operations_per_step, 3u * (2 * 2 + 2 * 2));
   EXPECT_EQ(r.layer.dense.state_words_per_unit, 4u);
 }
 
 // Continuous EGRU crossings: unit 0 fires on its own (b_u = 5, b_z = 1, theta = 0.5), unit 1
 // never (b_z = -1). V_u[1][0] = 0.5, V_r = 0, V_z[1][0] = 0.5, recurrent window 1 ms. Each of
-// unit 0's events multiplies column 0: V_u with y = theta and V_z with r y, both graded ->
-// 2 MACs; it updates unit 1 (reached) and unit 0 (reset): 2 updates. Each release of an event
-// multiplies the same column -> 2 MACs and updates unit 1 only.
+// unit 0's events forms r y (1 gate product) and multiplies column 0: V_u with y = theta and
+// V_z with r y, both graded -> 2 MACs; it updates unit 1 (reached) and unit 0 (reset): 2. Each
+// release of an event multiplies the same column -> 2 MACs and updates unit 1 only.
 TEST(OperationCounts, ContinuousEgruCrossingsAndRecurrentReleases) {
   const auto r = run(R"({"type": "continuous_egru", "units": 2,
       "window_recurrent": 1, "tau_m": 1,
@@ -228,7 +231,7 @@ TEST(OperationCounts, ContinuousEgruCrossingsAndRecurrentReleases) {
                      1, {}, 20.0);
   ASSERT_GE(r.layer.events, 3u);
   ASSERT_GE(r.layer.releases, 2u);
-  expect_counts(r, 2 * (r.layer.events + r.layer.releases), 0,
+  expect_counts(r, 2 * (r.layer.events + r.layer.releases), r.layer.events, 0,
                 2 * r.layer.events + r.layer.releases);
 }
 

@@ -3,9 +3,12 @@
 // files are errors that name the problem; an unfinished writer leaves no file behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "events/synthetic_input.hpp"
 #include "io/checkpoint.hpp"
@@ -86,8 +89,31 @@ TEST(TraceFile, RoundTripGivesIdenticalEvents) {
   EXPECT_EQ(d.provenance.at("seed"), "42");
   EXPECT_EQ(d.provenance.at("command_line"), "egret test");
   EXPECT_EQ(d.snapshot_times, (std::vector<double>{50, 150}));
-  EXPECT_TRUE(std::isnan(d.layers[0].metrics.at("activity_sparsity")));
-  EXPECT_NEAR(d.layers[1].metrics.at("activity_sparsity"), r.activity_sparsity(1), 1e-15);
+  // Clocked layer: active unit-ticks are its events. Continuous layer: the (unit, 1 ms bin) pairs
+  // with an event, bins ((k - 1), k] ms, counted here from the events themselves.
+  EXPECT_NEAR(d.layers[1].metrics.at("ActivationSparsity"), r.activity_sparsity(1), 1e-15);
+  std::set<std::pair<egret::Index, long>> active;
+  for (const auto& e : r.trace)
+    if (e.layer == 0) active.insert({e.unit, std::max(1L, static_cast<long>(std::ceil(e.time)))});
+  EXPECT_NEAR(d.layers[0].metrics.at("ActivationSparsity"),
+              1.0 - static_cast<double>(active.size()) / (10.0 * 200.0), 1e-15);
+  // The counts survive the file: per sample (one here) and as NeuroBench-named metrics.
+  for (std::size_t l = 0; l < 2; ++l) {
+    const auto& ops = r.layers[l].operations;
+    EXPECT_EQ(d.layers[l].per_sample.at("synaptic_macs"),
+              (std::vector<std::uint64_t>{ops.synaptic_macs}));
+    EXPECT_EQ(d.layers[l].per_sample.at("membrane_updates"),
+              (std::vector<std::uint64_t>{ops.membrane_updates}));
+    EXPECT_EQ(d.layers[l].metrics.at("Effective_MACs"),
+              static_cast<double>(ops.synaptic_macs + ops.gate_products));
+    EXPECT_EQ(d.layers[l].metrics.at("Effective_ACs"), static_cast<double>(ops.synaptic_acs));
+    EXPECT_GT(ops.synaptic_macs, 0u);
+  }
+  // Dense: 3 N (D + N) per step, 200 steps (1 ms for the continuous layer, 1 ms ticks for the
+  // discrete one), plus the discrete EGRU's 3 N gate products.
+  EXPECT_EQ(d.layers[0].metrics.at("Dense"), 3.0 * 10 * (4 + 10) * 200);
+  EXPECT_EQ(d.layers[1].metrics.at("Dense"), (3.0 * 5 * (10 + 5) + 3 * 5) * 200);
+  EXPECT_EQ(d.format_version, 2);
   EXPECT_FALSE(fs::exists(path + ".tmp-egret"));
 }
 

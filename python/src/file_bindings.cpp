@@ -31,6 +31,7 @@ void bind_files(py::module_& m) {
           x["values"] = vector_to_numpy(l.values);
           x["sample_offsets"] = vector_to_numpy(l.sample_offsets);
           x["metrics"] = l.metrics;
+          x["per_sample"] = l.per_sample;
           layers.append(x);
         }
         py::dict out;
@@ -44,7 +45,8 @@ void bind_files(py::module_& m) {
       },
       py::arg("path"),
       "Read an egret HDF5 event trace (checked): {layers: [{name, type, sorting, timestamps [ms], "
-      "node_ids, values, sample_offsets, metrics}], sample_start, sample_duration, sample_label, "
+      "node_ids, values, sample_offsets, metrics, per_sample}], sample_start, sample_duration, "
+      "sample_label, "
       "provenance, snapshot_times}.");
   m.def(
       "read_checkpoint",

@@ -23,6 +23,7 @@
 #include "python/src/numpy_conversions.hpp"
 #include "python/src/sample.hpp"
 #include "sim/batch_runner.hpp"
+#include "sim/layer_metrics.hpp"
 #include "train/parameters.hpp"
 #include "train/sample_gradient.hpp"
 
@@ -121,6 +122,19 @@ py::dict result_to_dict(const SimResult<double>& r) {
     c["releases"] = l.releases;
     c["internal_steps"] = l.internal_steps;
     c["events_per_unit_per_s"] = r.rate_per_unit(k);
+    // Exact counts (sim/operation_counts.hpp) and the NeuroBench-named metrics of this sample.
+    c["synaptic_macs"] = l.operations.synaptic_macs;
+    c["synaptic_acs"] = l.operations.synaptic_acs;
+    c["gate_products"] = l.operations.gate_products;
+    c["membrane_updates"] = l.operations.membrane_updates;
+    c["active_unit_steps"] = l.active_unit_steps;
+    c["steps"] = l.steps;
+    c["dense_operations_per_step"] = l.dense.operations_per_step;
+    py::dict metrics;
+    for (const auto& [name, value] :
+         egret::layer_metrics(l, 1, static_cast<double>(r.end_time), sizeof(double)))
+      metrics[name.c_str()] = value;
+    c["metrics"] = metrics;
     counts.append(c);
   }
   py::dict out;

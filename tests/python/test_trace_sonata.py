@@ -31,7 +31,7 @@ def test_root_attributes(trace):
         assert np.asarray(f.attrs["version"]).dtype == np.uint32
         assert list(f.attrs["version"]) == [0, 1]
         assert f.attrs["egret_format"] == "egret-trace"
-        assert f.attrs["egret_format_version"] == 1
+        assert f.attrs["egret_format_version"] == 2
 
 
 def test_sonata_spike_groups(trace):
@@ -75,9 +75,12 @@ def test_samples_metrics_snapshots_provenance(trace):
             m = f[f"egret/metrics/layer{i}"].attrs
             assert m["events"] == f[f"spikes/layer{i}/timestamps"].shape[0]
             assert m["units"] == cfg["layers"][i]["units"]
-            assert 0 < m["effective_macs"] <= m["dense_macs"]
+            assert 0 < m["Effective_MACs"] + m["Effective_ACs"] <= m["Dense"]
+            per = f[f"egret/metrics/layer{i}/per_sample"]
+            assert per["events"][()].tolist() == [m["events"]]
+            assert per["synaptic_macs"][()][0] + per["gate_products"][()][0] == m["Effective_MACs"]
         assert f["egret/metrics/layer1"].attrs["type"] == "discrete_egru"
-        assert 0 <= f["egret/metrics/layer1"].attrs["activity_sparsity"] <= 1
+        assert 0 <= f["egret/metrics/layer1"].attrs["ActivationSparsity"] <= 1
         assert list(f["egret/snapshots/time"][()]) == [50.0, 100.0, 150.0]
         assert f["egret/snapshots/layer0/c"].shape == (3, cfg["layers"][0]["units"])
         p = f["egret/provenance"].attrs
