@@ -18,5 +18,6 @@ void check_output_file(const std::string& path, const std::string& what);
 
 int run_train(const Options& options);
 int run_gesture(const Options& options);
+int run_estimate(const std::string& trace, const Options& options);
 
 }  // namespace egret::cli

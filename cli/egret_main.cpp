@@ -40,7 +40,7 @@ usage:
       The main job: DVS gesture classification. Generates the synthetic DVS128 Gesture-style set
       (if absent) or reads the real one (--dataset: userNN_*.aedat, labels, trials_to_*.txt),
       trains a continuous-time EGRU with exact gradients, and reports held-out accuracy,
-      activity, MACs against a dense GRU and events/s; writes checkpoint.h5, trace.h5 and
+      activity, operations against a dense GRU at stated steps and events/s; writes checkpoint.h5, trace.h5 and
       training_log.csv to out/dvs_gesture.
   egret demo [--samples S] [--threads T] [--end-time MS]
       A two-layer continuous-time EGRU (32 input channels, 64 and 32 units) on a synthetic
@@ -58,8 +58,15 @@ usage:
       Run the DVS sensor model (contrast thresholds, refractory period, leak, shot noise) on a
       sequence of PNG frames listed as '<seconds> <path>' lines; write AEDAT 3.1.
   egret inspect TRACE.h5 | RECORDING
-      Summary of a trace file per layer (events, rate, activity, time span, MACs), or of an
+      Summary of a trace file per layer (events, rate, activity sparsity, time span, and the
+      NeuroBench counts: Effective_MACs, Effective_ACs, Dense, MembraneUpdates), or of an
       event-camera recording (AEDAT 2.0/3.1, Prophesee EVT 2.0/3.0/DAT, N-MNIST .bin).
+  egret estimate TRACE.h5 [--profile NAME|FILE] [--json OUT.json]
+      Energy and latency per sample and per layer on a hardware profile (default
+      loihi_davies2018; built in: loihi_davies2018, loihi_sanafe2025, cmos45_horowitz2014,
+      kerasspiking_{cpu,gpu,arm,loihi,spinnaker,spinnaker2}; or a profile file of your own,
+      docs/metrics.md). Prints a table, writes JSON with --json, adds /egret/estimates/NAME
+      to the trace.
   egret train --config TRAIN.json [--out DIR] [--epochs N] [--threads T]
   egret train --resume DIR/checkpoint.h5 [--out DIR] [--epochs N]
       Train a continuous-time EGRU with exact event-based gradients on a built-in task
@@ -408,11 +415,11 @@ int main(int argc, char** argv) {
       std::cout << "egret " << EGRET_VERSION << "\n";
       return 0;
     }
-    const Args args =
-        parse_args(argc, argv,
-                   {"--samples", "--threads", "--end-time", "--config", "--input", "--trace",
-                    "--out", "--epochs", "--resume", "--dataset", "--frames", "--max-events"});
-    if (!args.positional.empty() && args.command != "inspect")
+    const Args args = parse_args(
+        argc, argv,
+        {"--samples", "--threads", "--end-time", "--config", "--input", "--trace", "--out",
+         "--epochs", "--resume", "--dataset", "--frames", "--max-events", "--profile", "--json"});
+    if (!args.positional.empty() && args.command != "inspect" && args.command != "estimate")
       throw std::invalid_argument("unexpected argument '" + args.positional.front() +
                                   "' (see egret --help)");
     std::string command_line;
@@ -427,6 +434,11 @@ int main(int argc, char** argv) {
     if (args.command == "demo") return run_demo(args);
     if (args.command == "simulate") return run_simulate(args, command_line);
     if (args.command == "inspect") return run_inspect(args);
+    if (args.command == "estimate") {
+      if (args.positional.size() != 1)
+        throw std::invalid_argument("estimate: expected one trace file (egret estimate TRACE.h5)");
+      return egret::cli::run_estimate(args.positional.front(), args.options);
+    }
     if (args.command == "emulate") return run_emulate(args);
     if (args.command == "train") return egret::cli::run_train(with_command_line());
     throw std::invalid_argument("unknown command '" + args.command + "' (see egret --help)");

@@ -298,6 +298,21 @@ Id open_file_read(const std::string& path) {
                path + ": cannot open HDF5 file (corrupt?)");
 }
 
+Id open_file_write(const std::string& path) {
+  QuietErrors quiet;
+  if (H5Fis_hdf5(path.c_str()) <= 0) fail(path + ": not an HDF5 file");
+  return check(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT),
+               path + ": cannot open HDF5 file for writing");
+}
+
+void remove_link(hid_t parent, const std::string& name, const std::string& file) {
+  if (H5Ldelete(parent, name.c_str(), H5P_DEFAULT) < 0) fail(file + ": cannot remove " + name);
+}
+
+void flush_file(hid_t file, const std::string& path) {
+  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(path + ": cannot flush (disk full?)");
+}
+
 Id create_group(hid_t parent, const std::string& name) {
   return check(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                "cannot create group " + name);

@@ -111,6 +111,11 @@ class OutputFile {
 };
 
 Id open_file_read(const std::string& path);
+// An existing file of egret's own (already validated by its reader), opened for writing: used on
+// a copy that is renamed into place afterwards (io/hardware_estimate.cpp).
+Id open_file_write(const std::string& path);
+void remove_link(hid_t parent, const std::string& name, const std::string& file);
+void flush_file(hid_t file, const std::string& path);
 Id create_group(hid_t parent, const std::string& name);
 Id open_group(hid_t parent, const std::string& name, const std::string& file);
 // Whether the link `name` (a path relative to parent) exists. It may still be dangling: open

@@ -101,7 +101,7 @@ LayerConfig parse_layer_config(const std::string& text, const std::string& origi
   json l;
   try {
     l = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors and out-of-range numbers (1e999)
     throw std::invalid_argument(origin + ": not valid JSON: " + e.what());
   }
   return layer_config(l, origin, "layer");
@@ -112,7 +112,7 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors and out-of-range numbers (1e999)
     throw std::invalid_argument(origin + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) fail(origin, "top level", "expected a JSON object");

@@ -99,6 +99,13 @@ TEST(ConfigIo, StrictErrorsNameTheKey) {
     return error_of([&] { egret::parse_network_config(text, "net.json"); });
   };
   EXPECT_NE(err("{").find("not valid JSON"), std::string::npos);
+  // A number beyond double's range is a parse error of the file, naming it.
+  EXPECT_EQ(err(R"({"input_channels": 1e999, "layers": []})").rfind("net.json: not valid JSON", 0),
+            0u);
+  EXPECT_NE(err(R"({"input_channels": 2, "layers": [{"type": "lif", "units": 2}],
+                  "simulation": {"dense_step": 0}})")
+                .find("simulation.dense_step"),
+            std::string::npos);
   EXPECT_NE(err(R"({"input_channels": 2, "layers": [{"type": "continuous_egru", "units": 2,
                   "tau_mm": 3}]})")
                 .find("layers[0]: unknown key 'tau_mm'"),

@@ -40,6 +40,7 @@ from ._egret import (  # noqa: F401
     denoise,
     downsample,
     emulate_events_from_frames,
+    hardware_profiles,
     load_gesture_split,
     merge_polarities,
     read_checkpoint,
@@ -55,6 +56,23 @@ from ._egret import (  # noqa: F401
 )
 
 __version__ = "0.1.0"
+
+
+def estimate(trace: str, profile: str = "loihi_davies2018", write: bool = True) -> dict:
+    """Energy and latency per sample and per layer of a traced run on a hardware profile.
+
+    ``profile`` is a built-in name (:func:`hardware_profiles`) or a profile file of your own
+    (``docs/metrics.md``). Returns the same dictionary as ``egret estimate --json``: mean
+    ``energy_j_per_sample`` and ``latency_s_per_sample`` (None when the profile gives no
+    time), ``per_sample`` arrays, ``layers`` with energy by operation, every constant's
+    ``sources`` and the mapping ``assumptions``. With ``write`` (default), the estimate is
+    also added to the trace as ``/egret/estimates/<profile>``.
+    """
+    import json
+
+    from ._egret import _estimate_json
+
+    return json.loads(_estimate_json(trace, profile, write))
 
 
 def camera_sample(

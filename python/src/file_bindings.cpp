@@ -5,6 +5,7 @@
 #include <string>
 
 #include "io/checkpoint.hpp"
+#include "io/hardware_estimate.hpp"
 #include "io/trace_file.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/numpy_conversions.hpp"
@@ -48,6 +49,21 @@ void bind_files(py::module_& m) {
       "node_ids, values, sample_offsets, metrics, per_sample}], sample_start, sample_duration, "
       "sample_label, "
       "provenance, snapshot_times}.");
+  m.def(
+      "_estimate_json",
+      [](const std::string& path, const std::string& profile, bool write) {
+        const HardwareProfile p = load_hardware_profile(profile);
+        HardwareEstimate e;
+        {
+          py::gil_scoped_release release;
+          e = estimate_hardware(read_trace_file(path), path, p);
+          if (write) add_estimate_to_trace(path, e);
+        }
+        return estimate_json(e);
+      },
+      py::arg("path"), py::arg("profile"), py::arg("write"),
+      "The hardware estimate of a trace as JSON text (egret.estimate parses it).");
+  m.def("hardware_profiles", &builtin_profile_names, "The built-in hardware profiles, by name.");
   m.def(
       "read_checkpoint",
       [](const std::string& path) {
