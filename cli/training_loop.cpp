@@ -94,11 +94,14 @@ TrainLoopResult run_training_loop(Trainer<double>& trainer,
     const double events_per_s = secs > 0 ? static_cast<double>(s.steps) / secs : 0.0;
     train_seconds += secs;
     train_steps += static_cast<double>(s.steps);
+    char backward[48] = "";
+    if (s.surrogate_pairs > 0)
+      std::snprintf(backward, sizeof backward, "  bwd sparsity %.3f", s.backward_sparsity());
     std::printf(
         "epoch %4d  loss %.4f  %s %5.1f%%  | held-out loss %.4f  %s %5.1f%%  | "
-        "%6.1f ev/unit/s  %8.0f events/s  |g| %.3g%s  %.1f s\n",
+        "%6.1f ev/unit/s  %8.0f events/s%s  |g| %.3g%s  %.1f s\n",
         epoch, s.loss, o.accuracy_name, 100 * s.accuracy(), r.test.loss, o.accuracy_name,
-        100 * r.test.accuracy(), s.rate_per_unit(), events_per_s, s.grad_norm,
+        100 * r.test.accuracy(), s.rate_per_unit(), events_per_s, backward, s.grad_norm,
         s.skipped_samples ? "  (skipped non-finite samples)" : "", total);
     std::fflush(stdout);
     log << epoch << ',' << s.loss << ',' << s.accuracy() << ',' << r.test.loss << ','

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -41,7 +42,15 @@ struct BatchStats {
   std::size_t grazing = 0, simultaneous = 0;
   double grad_norm = 0;  // before clipping (mean over the optimizer steps summed here)
   int optimizer_steps = 0;
+  // Surrogate-gradient families' backward pass (sim/layer_adjoint.hpp BackwardReport): (unit,
+  // step) pairs visited, those with a zero pseudo-derivative, and the sweep's weight products.
+  std::uint64_t surrogate_pairs = 0, zero_surrogate_pairs = 0, backward_macs = 0;
   double accuracy() const { return total ? static_cast<double>(correct) / total : 0; }
+  // NaN when no layer has a surrogate gradient (an exact adjoint is not sparse in this sense).
+  double backward_sparsity() const {
+    return surrogate_pairs ? static_cast<double>(zero_surrogate_pairs) / surrogate_pairs
+                           : std::nan("");
+  }
   double rate_per_unit() const { return unit_seconds > 0 ? events / unit_seconds : 0; }
   void add(const BatchStats& o) {
     loss += o.loss;
@@ -53,6 +62,9 @@ struct BatchStats {
     skipped_samples += o.skipped_samples;
     grazing += o.grazing;
     simultaneous += o.simultaneous;
+    surrogate_pairs += o.surrogate_pairs;
+    zero_surrogate_pairs += o.zero_surrogate_pairs;
+    backward_macs += o.backward_macs;
     grad_norm = (grad_norm * optimizer_steps + o.grad_norm * o.optimizer_steps) /
                 std::max(1, optimizer_steps + o.optimizer_steps);
     optimizer_steps += o.optimizer_steps;
@@ -167,6 +179,9 @@ class Trainer {
       o.stats.skipped_samples = r.report.ok() ? 0 : 1;
       o.stats.grazing = r.report.grazing_crossings;
       o.stats.simultaneous = r.report.simultaneous_crossings;
+      o.stats.surrogate_pairs = r.report.surrogate_pairs;
+      o.stats.zero_surrogate_pairs = r.report.zero_surrogate_pairs;
+      o.stats.backward_macs = r.report.backward_macs;
       o.grad = params_.flatten(r.grad);
     }
     return o;

@@ -573,7 +573,11 @@ class PyNetwork {
 
   // Simulates the samples one after another into an HDF5 trace (docs/formats.md).
   std::uint64_t write_trace(const std::string& path, const py::object& samples,
-                            const py::object& labels, const std::string& command_line) {
+                            const py::object& labels, const std::string& command_line,
+                            const py::object& dense_step) {
+    const double step = dense_step.is_none() ? cfg_.dense_step : dense_step.cast<double>();
+    if (!(step > 0) || !std::isfinite(step))
+      throw std::invalid_argument("write_trace: dense_step must be finite and > 0 [ms]");
     const auto batch = checked(samples);
     std::vector<std::int64_t> label;
     if (!labels.is_none()) {
@@ -587,7 +591,7 @@ class PyNetwork {
     const Network<double> net = net_.clone();  // see simulate
     const Provenance provenance{config_text_, static_cast<std::int64_t>(cfg_.seed), command_line};
     py::gil_scoped_release release;
-    return write_samples_trace(path, net, runs, label, provenance).events;
+    return write_samples_trace(path, net, runs, label, provenance, step).events;
   }
 
  private:
@@ -740,8 +744,11 @@ void bind_network(py::module_& m) {
                   "A network from a checkpoint of Network.save_checkpoint or `egret train`.")
       .def("write_trace", &PyNetwork::write_trace, py::arg("path"), py::arg("samples"),
            py::kw_only(), py::arg("labels") = py::none(), py::arg("command_line") = "python",
-           "Simulate the samples into an HDF5 event trace (SONATA layout); returns the number "
-           "of events written.");
+           py::arg("dense_step") = py::none(),
+           "Simulate the samples into an HDF5 event trace (SONATA layout, with the NeuroBench "
+           "counts per layer and sample); returns the number of events written. dense_step [ms]: "
+           "the step of continuous layers' dense comparison (default: the configuration's "
+           "simulation.dense_step, 1 ms).");
 }
 
 }  // namespace egret::python
