@@ -9,6 +9,7 @@
 #include "io/event_csv.hpp"
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
+#include "models/continuous_egru_layer.hpp"
 #include "tests/test_support.hpp"
 
 namespace {

@@ -11,6 +11,7 @@
 #include "events/synthetic_input.hpp"
 #include "io/checkpoint.hpp"
 #include "io/train_config.hpp"
+#include "models/continuous_egru_layer.hpp"
 #include "train/delay_copy_task.hpp"
 
 namespace {
