@@ -1,4 +1,5 @@
-// The registry of cell families (models/cell_families.hpp): one line per family.
+// The registry of cell families (models/cell_families.hpp): one line per family; each
+// family's registration is compiled in its own models/<family>_family.cpp.
 #include "models/cell_families.hpp"
 
 #include <stdexcept>

@@ -1,7 +1,7 @@
 // Every cell family egret knows: adding one is one line in models/cell_families.cpp
-// (docs/cell_families.md). Declared here and defined there, so that code which builds networks
-// from configurations does not compile every family itself: each family's layers (both scalar
-// types) are compiled once, in that file.
+// (docs/cell_families.md). Each family's registration and layers (both scalar types) are compiled
+// once, in its models/<family>_family.cpp, so code that builds networks from configurations does
+// not compile every family itself.
 #pragma once
 
 #include <string>

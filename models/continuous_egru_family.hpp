@@ -1,43 +1,11 @@
 // The registration of the continuous-time EGRU (box kernel): its configuration keys and factory.
 #pragma once
 
-#include <limits>
-#include <memory>
-
-#include "models/continuous_egru_layer.hpp"
-#include "models/egru_settings.hpp"
+#include "sim/cell_family.hpp"
 
 namespace egret {
 
-template <class Scalar>
-std::unique_ptr<Layer<Scalar>> make_continuous_egru(const LayerRecipe& r) {
-  using P = ContinuousEgruParams<Scalar>;
-  P p = P::random(r.units, r.inputs, r.seed, egru_random_init<Scalar>(r.settings));
-  p.tau_m = r.settings.as<Scalar>("tau_m");
-  p.tau_o = r.settings.as<Scalar>("tau_o");
-  p.window_input = r.settings.as<Scalar>("window_input");
-  p.window_recurrent = r.settings.as<Scalar>("window_recurrent");
-  p.validate(r.name);
-  return std::make_unique<ContinuousEgruLayer<Scalar>>(std::make_shared<const P>(std::move(p)));
-}
-
-inline CellFamily continuous_egru_family() {
-  const double inf = std::numeric_limits<double>::infinity();
-  CellFamily f;
-  f.type = "continuous_egru";
-  f.summary = "continuous-time EGRU, box gate kernel: exact event times, exact gradients";
-  f.keys = {
-      {"tau_m", 10, 0, inf, false, "state time constant [ms]", kMinTimeScaleMs},
-      {"tau_o", 10, 0, inf, false, "output-trace time constant [ms]", kMinTimeScaleMs},
-      {"window_input", inf, 0, 1e12, true, "how long an input contribution is held [ms]",
-       kMinTimeScaleMs},
-      {"window_recurrent", inf, 0, 1e12, true, "how long an event's contribution is held [ms]",
-       kMinTimeScaleMs},
-  };
-  for (auto& k : egru_weight_keys()) f.keys.push_back(k);
-  f.make_double = &make_continuous_egru<double>;
-  f.make_float = &make_continuous_egru<float>;
-  return f;
-}
+// The family's registration (models/continuous_egru_family.cpp): type, configuration keys, factory.
+CellFamily continuous_egru_family();
 
 }  // namespace egret

@@ -3,11 +3,9 @@
 #pragma once
 
 #include <limits>
-#include <memory>
 #include <vector>
 
-#include "models/lif_cell.hpp"
-#include "models/tick_layer.hpp"
+#include "models/parameter_checks.hpp"
 #include "sim/cell_family.hpp"
 
 namespace egret {
@@ -34,17 +32,6 @@ void read_lif_settings(const LayerSettings& s, P& p) {
   p.alpha_s = s.as<S>("surrogate.alpha");
 }
 
-template <class Scalar>
-std::unique_ptr<Layer<Scalar>> make_lif(const LayerRecipe& r) {
-  using P = LifParams<Scalar>;
-  typename P::RandomInit init;
-  read_lif_init(r.settings, init);
-  P p = P::random(r.units, r.inputs, r.seed, init);
-  read_lif_settings(r.settings, p);
-  p.validate(r.name);
-  return std::make_unique<TickLayer<Scalar, LifCell>>(std::make_shared<const P>(std::move(p)));
-}
-
 // The LIF layer's configuration keys, shared with the families built on LIF integration.
 inline std::vector<SettingKey> lif_keys() {
   const double inf = std::numeric_limits<double>::infinity();
@@ -62,14 +49,7 @@ inline std::vector<SettingKey> lif_keys() {
   };
 }
 
-inline CellFamily lif_family() {
-  CellFamily f;
-  f.type = "lif";
-  f.summary = "LIF with soft reset on a tick schedule; binary spikes; arctan surrogate";
-  f.keys = lif_keys();
-  f.make_double = &make_lif<double>;
-  f.make_float = &make_lif<float>;
-  return f;
-}
+// The family's registration (models/lif_family.cpp): type, configuration keys, factory.
+CellFamily lif_family();
 
 }  // namespace egret

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "models/parameter_checks.hpp"
 #include "sim/cell_family.hpp"
 
 namespace egret {

@@ -6,7 +6,8 @@
 #include <cmath>
 
 #include "io/network_config.hpp"
-#include "models/bmru_family.hpp"
+#include "models/bmru_cell.hpp"
+#include "models/tick_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

@@ -8,7 +8,8 @@
 #include <string>
 
 #include "io/network_config.hpp"
-#include "models/ds_gru_family.hpp"
+#include "models/ds_gru_cell.hpp"
+#include "models/tick_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

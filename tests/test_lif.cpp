@@ -6,7 +6,8 @@
 #include <cmath>
 
 #include "io/network_config.hpp"
-#include "models/lif_family.hpp"
+#include "models/lif_cell.hpp"
+#include "models/tick_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

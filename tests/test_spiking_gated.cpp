@@ -10,7 +10,8 @@
 
 #include "io/network_config.hpp"
 #include "io/train_config.hpp"
-#include "models/spiking_gated_family.hpp"
+#include "models/spiking_gated_cell.hpp"
+#include "models/tick_layer.hpp"
 #include "sim/engine.hpp"
 #include "train/delay_copy_task.hpp"
 

@@ -7,8 +7,9 @@
 #include <cmath>
 
 #include "io/network_config.hpp"
-#include "models/lif_family.hpp"
-#include "models/su_snn_family.hpp"
+#include "models/lif_cell.hpp"
+#include "models/su_snn_cell.hpp"
+#include "models/tick_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {
