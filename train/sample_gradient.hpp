@@ -19,11 +19,13 @@ struct SampleOutcome {
 };
 
 // `net` is run from its initial state (use a clone per thread). Without gradient no tape is kept.
+// The tape is one per thread, cleared (not freed) per sample: a tape grown past glibc's mmap
+// threshold and freed every sample costs page faults on every sample, more than the arithmetic.
 template <class Scalar>
 SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sample<Scalar>& s,
                                                LossKind loss, bool with_gradient,
                                                const ActivityRegularizer& activity = {}) {
-  Tape<Scalar> tape;
+  thread_local Tape<Scalar> tape;
   SimOptions<Scalar> opt = s.options();
   opt.record_trace = false;
   if (with_gradient) opt.tape = &tape;
