@@ -1,4 +1,4 @@
-"""Writes the fuzz seed corpora, tests/fuzz/corpus/seeds/<target>/: small valid files (< 64 KB)
+"""Writes the fuzz seed corpora, tests/fuzz/corpus/seeds/<target>/: small valid files (< 80 KB)
 per format, built to the formats' specifications by hand or with egret's own writers (the Python
 module's write_evt3, write_aedat31, Network.write_trace and Network.save_checkpoint).
 
