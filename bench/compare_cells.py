@@ -181,24 +181,27 @@ def figure(results, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tasks = sorted({r["task"] for r in results})
-    fig, axes = plt.subplots(1, len(tasks), figsize=(6.5 * len(tasks), 4.8), squeeze=False)
+    tasks = sorted({r["task"] for r in results}, reverse=True)  # fmnist, dvs
+    color = {c: f"C{k}" for k, c in enumerate(CELLS)}
+    fig, axes = plt.subplots(1, len(tasks), figsize=(6.5 * len(tasks), 5.2), squeeze=False)
     for ax, task in zip(axes[0], tasks):
-        rows = [r for r in results if r["task"] == task]
-        for k, r in enumerate(rows):
-            for p, marker in zip(PROFILES, ("o", "s")):
-                ax.scatter(r[f"energy_j_{p}"] * 1e6, 100 * r["accuracy"], marker=marker,
-                           color=f"C{k}", label=r["cell"] if p == PROFILES[0] else None)
-            ax.annotate(r["cell"], (r["energy_j_loihi_davies2018"] * 1e6, 100 * r["accuracy"]),
-                        fontsize=7, xytext=(4, 3), textcoords="offset points")
+        for r in (r for r in results if r["task"] == task):
+            xs = [r[f"energy_j_{p}"] * 1e6 for p in PROFILES]
+            ax.plot(xs, [100 * r["accuracy"]] * 2, color=color[r["cell"]], lw=0.8, alpha=0.5)
+            for x, marker in zip(xs, ("o", "s")):
+                ax.scatter(x, 100 * r["accuracy"], marker=marker, color=color[r["cell"]], s=36)
         ax.set_xscale("log")
-        ax.set_xlabel("estimated energy per sample [uJ] (o Loihi, s CMOS 45 nm)")
+        ax.set_xlabel("estimated energy per held-out sample [uJ]")
         ax.set_ylabel("held-out accuracy [%]")
-        ax.set_title({"fmnist": "sequential Fashion-MNIST (28 rows)",
-                      "dvs": "synthetic DVS gestures"}.get(task, task))
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+        ax.set_title({"fmnist": "sequential Fashion-MNIST (28 rows, 64 units)",
+                      "dvs": "synthetic DVS gestures (64 units)"}.get(task, task))
+        ax.grid(alpha=0.3, which="both")
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], color=color[c], marker="o", ls="", label=c) for c in CELLS]
+    handles += [Line2D([], [], color="k", marker="o", ls="", label="Loihi (Davies 2018)"),
+                Line2D([], [], color="k", marker="s", ls="", label="CMOS 45 nm (Horowitz 2014)")]
+    fig.legend(handles=handles, loc="lower center", ncol=5, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path + ".tmp.png", dpi=120)
     os.replace(path + ".tmp.png", path)
 
@@ -217,12 +220,14 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--synthetic-dir", default="out/dvs_gesture_synthetic")
     ap.add_argument("--out", default="out/compare_cells")
+    ap.add_argument("--plot-only", action="store_true",
+                    help="redraw table.md and comparison.png from results.json")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     cells = CELLS if args.cells == "all" else args.cells.split(",")
     results_path = os.path.join(args.out, "results.json")
     results = json.load(open(results_path)) if os.path.exists(results_path) else []
-    for task in args.tasks.split(","):
+    for task in [] if args.plot_only else args.tasks.split(","):
         if task == "fmnist":
             train, classes, dt = fmnist_samples("train", args.fmnist_train, args.seed)
             test, _, _ = fmnist_samples("test", args.fmnist_test, args.seed + 1)
