@@ -20,6 +20,7 @@ PACKAGES=(
   python3-h5py python3-pytest          # Python-side tests of the HDF5 files
   pybind11-dev python3-dev             # the Python module (build/python/egret)
   python3-torch python3-tqdm           # egret.torch, distributed training, Python examples
+  dataset-fashion-mnist                # bench/compare_cells.py (sequential Fashion-MNIST)
   python3-pip python3-venv python3-setuptools python3-wheel  # `pip install .` (offline)
 )
 
