@@ -2,11 +2,12 @@
 the hardware estimates and writes results, table and figure, with counts that agree with the
 traces it wrote."""
 import json
+import os
 import subprocess
 import sys
 
 import egret
-from conftest import ROOT
+from conftest import BUILD, ROOT
 
 
 def test_compare_cells_runs_and_reports_what_the_traces_hold(tmp_path):
@@ -15,7 +16,8 @@ def test_compare_cells_runs_and_reports_what_the_traces_hold(tmp_path):
         [sys.executable, ROOT / "bench" / "compare_cells.py", "--tasks", "fmnist",
          "--cells", "lif,dense_gru", "--fmnist-train", "64", "--fmnist-test", "32",
          "--epochs-fmnist", "1", "--units", "8", "--out", out],
-        capture_output=True, text=True, timeout=600)
+        capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, PYTHONPATH=str(BUILD / "python")))
     assert r.returncode == 0, r.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert [x["cell"] for x in results] == ["lif", "dense_gru"]
