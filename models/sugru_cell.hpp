@@ -42,10 +42,8 @@ class SugruCell {
     const Index n = p_->units();
     for (Vector<Scalar>* v : {&a_, &pr_, &pz_, &pn_, &q_}) v->resize(n);
     for (Array* v : {&h_, &r_, &z_, &n_}) v->resize(n);
-    W_rows_.resize(3 * n, p_->inputs());
-    W_rows_ << p_->W_r, p_->W_z, p_->W_n;
-    V_rows_.resize(3 * n, n);
-    V_rows_ << p_->V_r, p_->V_z, p_->V_n;
+    W_rows_ = interleaved(p_->W_r, p_->W_z, p_->W_n);
+    V_rows_ = interleaved(p_->V_r, p_->V_z, p_->V_n);
   }
 
   void reset() {
@@ -105,6 +103,17 @@ class SugruCell {
   }
 
  private:
+  static RowMajorMatrix<Scalar> interleaved(const Matrix<Scalar>& r, const Matrix<Scalar>& z,
+                                            const Matrix<Scalar>& n) {
+    RowMajorMatrix<Scalar> out(3 * r.rows(), r.cols());
+    for (Index m = 0; m < r.rows(); ++m) {
+      out.row(3 * m) = r.row(m);
+      out.row(3 * m + 1) = z.row(m);
+      out.row(3 * m + 2) = n.row(m);
+    }
+    return out;
+  }
+
   // The synaptic pairs of the open-units schedule (docs/metrics.md), with or without a tape: the
   // open rows of V_X against h_{k-1} and of W_X against impulse inputs; held inputs' changes
   // update the running W_X x_k of every row.
@@ -154,8 +163,9 @@ class SugruCell {
         row_inputs(m);
       else if (!x.held)
         gather_inputs(m, x);
-      q_[m] = V_rows_.row(2 * n + m).dot(h);
-      gru_unit(m, pr_[m] + V_rows_.row(m).dot(h), pz_[m] + V_rows_.row(n + m).dot(h), q_[m]);
+      q_[m] = V_rows_.row(3 * m + 2).dot(h);
+      gru_unit(m, pr_[m] + V_rows_.row(3 * m).dot(h), pz_[m] + V_rows_.row(3 * m + 1).dot(h),
+               q_[m]);
     }
     if (dense_x) scatter(x, true);
   }
@@ -170,11 +180,10 @@ class SugruCell {
   // pr, pz, pn of unit m = b + W x_k, from the dense copy of x_k.
   void row_inputs(Index m) {
     const Params& p = *p_;
-    const Index n = p.units();
     const auto x = x_dense_.transpose();
-    pr_[m] = p.b_r[m] + W_rows_.row(m).dot(x);
-    pz_[m] = p.b_z[m] + W_rows_.row(n + m).dot(x);
-    pn_[m] = p.b_n[m] + W_rows_.row(2 * n + m).dot(x);
+    pr_[m] = p.b_r[m] + W_rows_.row(3 * m).dot(x);
+    pz_[m] = p.b_z[m] + W_rows_.row(3 * m + 1).dot(x);
+    pn_[m] = p.b_n[m] + W_rows_.row(3 * m + 2).dot(x);
   }
 
   // pr, pz, pn = b + W x_k for every unit (InputDrive: event-sparse columns, or running sums).
@@ -191,13 +200,12 @@ class SugruCell {
   // pr, pz, pn of unit m = b + W x_k over the channels with input (impulse inputs).
   void gather_inputs(Index m, const TickInput<Scalar>& x) {
     const Params& p = *p_;
-    const Index n = p.units();
     Scalar r = p.b_r[m], z = p.b_z[m], c = p.b_n[m];
     for (std::size_t i = 0; i < x.size(); ++i) {
       const Index ch = x.channels[i];
-      r += W_rows_(m, ch) * x.values[i];
-      z += W_rows_(n + m, ch) * x.values[i];
-      c += W_rows_(2 * n + m, ch) * x.values[i];
+      r += W_rows_(3 * m, ch) * x.values[i];
+      z += W_rows_(3 * m + 1, ch) * x.values[i];
+      c += W_rows_(3 * m + 2, ch) * x.values[i];
     }
     pr_[m] = r;
     pz_[m] = z;
@@ -217,8 +225,9 @@ class SugruCell {
   Vector<Scalar> a_, pr_, pz_, pn_, q_;    // gate activation, pre-activations, V_n h_{k-1}
   Array r_, z_, n_;                        // the GRU's gates (open units; all while recording)
   InputDrive<Scalar> in_r_, in_z_, in_n_;  // W_X x_k
-  // Row-major copies of [W_r; W_z; W_n] and [V_r; V_z; V_n]: an open unit's rows are contiguous,
-  // so a run without a tape reads only the open units' rows (column-major rows are strided).
+  // Row-major copies of W_X and V_X with each unit's three gate rows next to each other (row
+  // 3 m + g): an open unit's rows are one contiguous block, so a run without a tape reads only
+  // the open units' blocks, in order (column-major rows are strided).
   RowMajorMatrix<Scalar> W_rows_, V_rows_;
   Vector<Scalar> x_dense_;  // x_k scattered, when most channels have input
 };
