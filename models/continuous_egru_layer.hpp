@@ -2,11 +2,15 @@
 //
 // All units of a layer share one anchor time t_last: every event that reaches the layer (input,
 // release, emission) changes every unit's gate pre-activations through a dense weight column, so
-// every unit is brought to the event time anyway. Each event therefore costs one pass over the
-// N units (the fan-out) that advances c in closed form, adds the weight column, refreshes the
-// gates and the closed-form next crossing time, and keeps the layer's earliest crossing. The
-// engine sees one "next internal event" per layer instead of N queue entries, so the queue never
-// does O(N log N) work per event.
+// every unit is brought to the event time anyway. An event advances c in closed form (once per
+// time) and adds its weight columns; the gates, every unit's closed-form next crossing time and
+// the layer's earliest crossing are refreshed lazily, when the engine next asks for them
+// (settle()). Simultaneous inputs and releases (a binned input stream sends many at one time)
+// therefore cost one crossing pass together, not one each: the engine does not ask between
+// events of one time that precede internal events (sim/engine.hpp). The results are bitwise
+// those of refreshing after every event: the same columns are added in the same order, and the
+// crossing times depend only on the state after the last of them. The engine sees one "next
+// internal event" per layer instead of N queue entries.
 #pragma once
 
 #include <algorithm>
@@ -57,15 +61,15 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     c_ = p_->c_init.array();
     t_last_ = 0;
     counts_ = {};
-    const Column none{};
-    update</*advance=*/false>(0, &none, 0);
+    dirty_ = true;
+    settle();
   }
 
   void receive_input(Scalar t, Index channel, Scalar value, Scheduler<Scalar>& sched) override {
     const Scalar s = Cell::input_scale(value);
     const Column col{p_->U_u.col(channel).data(), p_->U_r.col(channel).data(),
                      p_->U_z.col(channel).data(), s, s};
-    update</*advance=*/true>(t, &col, 1);
+    add_columns(t, &col, 1);
     count_input_column(channel, s);
     if (std::isfinite(p_->window_input)) {
       sched.schedule(t + p_->window_input, EventKind::kInputRelease, channel, value);
@@ -85,16 +89,20 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
       count_recurrent_column(e.index, col.scale_ur, col.scale_z);
       counts_.membrane_updates += recurrent_reach_[static_cast<std::size_t>(e.index)];
     }
-    update</*advance=*/true>(e.time, &col, 1);
+    add_columns(e.time, &col, 1);
   }
 
-  InternalEvent<Scalar> next_internal_event() const override { return {min_time_, min_unit_}; }
+  InternalEvent<Scalar> next_internal_event() const override {
+    settle();
+    return {min_time_, min_unit_};
+  }
 
   // Every unit whose crossing time is exactly t fires, synchronously: each sends y = theta with
   // its reset gate r_n(t-) read before any of the simultaneous jumps, so the result does not
   // depend on the order of units.
   void fire(Scalar t, Scheduler<Scalar>& sched, std::vector<Emission<Scalar>>& out) override {
     const Index n_units = units();
+    settle();
     firing_.clear();
     for (Index m = 0; m < n_units; ++m) {
       if (crossing_[m] == t) firing_.push_back(m);
@@ -113,7 +121,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
         sched.schedule(t + p_->window_recurrent, EventKind::kRecurrentRelease, n, y, r);
       }
     }
-    update</*advance=*/false>(t, columns_.data(), static_cast<Index>(columns_.size()));
+    add_columns(t, columns_.data(), static_cast<Index>(columns_.size()));
     for (std::size_t k = 0; k < firing_.size(); ++k) {
       count_recurrent_column(firing_[k], columns_[k].scale_ur, columns_[k].scale_z);
       count_product(counts_, out[out.size() - firing_.size() + k].aux,
@@ -123,6 +131,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   LayerState<Scalar> state_at(Scalar t) const override {
+    settle();
     const Index n = units();
     std::vector<Scalar> c(n);
     for (Index m = 0; m < n; ++m) c[m] = Cell::flow(c_[m], u_[m], z_[m], t - t_last_, p_->tau_m);
@@ -162,7 +171,10 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   // Per-unit view of the current crossing times (for tests and diagnostics).
-  const Array& crossing_times() const { return crossing_; }
+  const Array& crossing_times() const {
+    settle();
+    return crossing_;
+  }
 
  private:
   // Counting (docs/metrics.md): an event's synaptic pairs are its columns' nonzero weights; the
@@ -227,28 +239,36 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
 
   using ConstMap = Eigen::Map<const Array>;
 
+  // c to time t with the gates of the interval before it (settled first: they are those of the
+  // state after the last event).
   void advance(Scalar t) {
-    if (t != t_last_) Cell::advance(c_, u_, z_, t - t_last_, p_->tau_m);
+    if (t == t_last_) return;
+    settle();
+    Cell::advance(c_, u_, z_, t - t_last_, p_->tau_m);
     t_last_ = t;
   }
 
-  // The per-event pass over all units, vectorised: advance c to t, add the weight columns,
-  // refresh the gates and every unit's next crossing time, keep the earliest.
-  template <bool kAdvance>
-  void update(Scalar t, const Column* cols, Index n_cols) {
+  // An event at t: c advanced to t, the event's weight columns added to the pre-activations
+  // (vectorised over the units); the gates and crossing times wait for settle().
+  void add_columns(Scalar t, const Column* cols, Index n_cols) {
     const Index n = units();
-    if (kAdvance) advance(t);
-    t_last_ = t;
+    advance(t);
     for (Index k = 0; k < n_cols; ++k) {
       const Column& col = cols[k];
-      if (col.u == nullptr) continue;
       a_u_ += col.scale_ur * ConstMap(col.u, n);
       a_r_ += col.scale_ur * ConstMap(col.r, n);
       a_z_ += col.scale_z * ConstMap(col.z, n);
     }
+    dirty_ = true;
+  }
+
+  // The gates and every unit's next crossing time from the state at t_last_, and the earliest
+  // (ties go to the smallest unit index); once per batch of events at one time.
+  void settle() const {
+    if (!dirty_) return;
+    const Index n = units();
     Cell::gates(a_u_, a_z_, u_, z_);
-    Cell::crossing_times(c_, u_, z_, theta_, p_->tau_m, t, crossing_);
-    // Earliest crossing; ties go to the smallest unit index.
+    Cell::crossing_times(c_, u_, z_, theta_, p_->tau_m, t_last_, crossing_);
     Scalar best = crossing_[0];
     Index best_unit = 0;
     for (Index m = 1; m < n; ++m) {
@@ -259,16 +279,20 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     }
     min_time_ = best;
     min_unit_ = best_unit;
+    dirty_ = false;
   }
 
   std::shared_ptr<const Params> p_;
   Array a_u_, a_r_, a_z_, c_;  // state at t_last_
-  Array u_, z_;                // gates, cached: constant until the next event
-  Array crossing_;             // absolute next crossing time per unit
   Array theta_;                // thresholds (array copy of the parameter)
   Scalar t_last_ = 0;
-  Scalar min_time_ = never<Scalar>();
-  Index min_unit_ = 0;
+  // Derived from the state by settle(), lazily: gates (constant until the next event), each
+  // unit's absolute next crossing time, the earliest; dirty_ when an event changed the state.
+  mutable Array u_, z_;
+  mutable Array crossing_;
+  mutable Scalar min_time_ = never<Scalar>();
+  mutable Index min_unit_ = 0;
+  mutable bool dirty_ = true;
   std::vector<Index> firing_;
   std::vector<Column> columns_;
   std::array<WeightPattern<Scalar>, 3> U_, V_;  // of the u, r, z gates

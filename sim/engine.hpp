@@ -46,6 +46,7 @@ class EventLoop {
       if (result_.events_processed >= options_.max_events)
         event_budget_exceeded(options_.max_events, next_.time, options_.end_time);
       ++result_.events_processed;
+      now_ = next_.time;
       if (source == Source::kInput) dispatch_input();
       if (source == Source::kLayer) dispatch_internal();
       if (source == Source::kQueue) dispatch_queued(queue_.pop());
@@ -149,6 +150,12 @@ class EventLoop {
                Source::kInput);
     }
     if (!queue_.empty()) consider(queue_.top(), Source::kQueue);
+    // An input or release at the time just dispatched precedes every internal event (layers
+    // never schedule into the past, and at equal times internal events come after them), so the
+    // layers are not asked: a continuous layer then refreshes its crossing times once per time,
+    // after all of that time's inputs and releases (models/continuous_egru_layer.hpp settle()).
+    if (source != Source::kNone && next_.time == now_ && next_.kind < EventKind::kInternal)
+      return source;
     for (Index l = 0; l < layers_; ++l) {
       const InternalEvent<Scalar> ie = net_.layer(l).next_internal_event();
       if (ie.time <= options_.end_time)
@@ -254,7 +261,8 @@ class EventLoop {
   SimResult<Scalar> result_;
   std::vector<OutputTrace<Scalar>> traces_;
   EventQueue<Scalar> queue_;
-  Event<Scalar> next_;  // the event being dispatched
+  Event<Scalar> next_;             // the event being dispatched
+  Scalar now_ = -never<Scalar>();  // the time of the last dispatched event
   std::size_t next_input_ = 0;
   std::vector<Emission<Scalar>> emitted_;
   std::vector<TapeItem<Scalar>> step_items_;
