@@ -170,7 +170,8 @@ void route_step_time(const TapeStep<Scalar>& st, const Tape<Scalar>& tape, Scala
     case EventKind::kInput: {
       const Scalar total = routed + g_time[ui];
       if (item.external >= 0) {
-        grad.input_time[static_cast<std::size_t>(item.external)] += total;
+        if (!grad.input_time.empty())
+          grad.input_time[static_cast<std::size_t>(item.external)] += total;
         grad.input_value[static_cast<std::size_t>(item.external)] += g_value[ui];
       } else {
         g_time[static_cast<std::size_t>(item.source)] += total;
@@ -196,18 +197,21 @@ template <class Scalar>
 BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tape,
                              const SimResult<Scalar>& forward,
                              const std::vector<std::vector<Scalar>>& d_o, Gradient<Scalar>& grad,
-                             const ActivityTerm<Scalar>* activity = nullptr) {
+                             const ActivityTerm<Scalar>* activity = nullptr,
+                             bool input_time_adjoints = true) {
   const Index n_layers = net.size();
   if (static_cast<Index>(grad.layers.size()) != n_layers)
     throw std::invalid_argument("reverse_sweep: gradient not sized for the network");
   if (d_o.size() != forward.readouts.size())
     throw std::invalid_argument("reverse_sweep: one dL/do vector per readout expected");
+  if (!input_time_adjoints) grad.input_time.clear();  // not computed: not reported
   std::vector<std::unique_ptr<LayerAdjoint<Scalar>>> adj;
   for (Index l = 0; l < n_layers; ++l) {
     adj.push_back(net.layer(l).make_adjoint());
     if (!adj.back())
       throw std::invalid_argument("reverse_sweep: layer " + std::to_string(l) + " (" +
                                   net.layer(l).type_name() + ") has no backward pass");
+    adj.back()->set_input_time_adjoints(input_time_adjoints);
     adj.back()->begin(tape, l);
   }
   const Index last = n_layers - 1;

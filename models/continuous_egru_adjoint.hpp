@@ -85,6 +85,11 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
     const Index n = p.units();
     const TapeStep<Scalar>* prev = tape.previous(st);
     Scalar g_step = d_time + pending_time_;
+    if (!needs_flow(tape, st, prev)) {
+      pending_time_ = 0;
+      last_time_adjoint_ = g_step;
+      return g_step;
+    }
     // The gates over the interval come from a(s-); c at its end is recomputed from the tape.
     Cell::gates(a_u_, a_z_, u_, z_);
     if (prev)
@@ -192,6 +197,19 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
     if (n_crossing > 1) ++simultaneous_;
     if (u_[m] * (z_[m] - p.theta[m]) / p.tau_m < BackwardReport{}.grazing_rate) ++grazing_;
     return g * d.c0;
+  }
+
+  // An interval of length 0 moves nothing; its flow term lam_c . dc/dt only feeds the time
+  // adjoints of the steps at its two ends. Between two external inputs whose time adjoints the
+  // sweep does not want (training), neither the gates nor the state are needed: a binned input
+  // stream is mostly such intervals.
+  bool needs_flow(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
+                  const TapeStep<Scalar>* prev) const {
+    if (this->input_time_adjoints() || prev == nullptr || st.time != prev->time) return true;
+    return !(unwanted_input_time(tape, st) && unwanted_input_time(tape, *prev));
+  }
+  static bool unwanted_input_time(const Tape<Scalar>& tape, const TapeStep<Scalar>& s) {
+    return s.kind == EventKind::kInput && tape.items_of(s)[0].external >= 0;
   }
 
   std::shared_ptr<const Params> p_;

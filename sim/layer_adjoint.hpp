@@ -94,6 +94,15 @@ class LayerAdjoint {
   // family's counts for the report.
   virtual bool finite() const = 0;
   virtual void add_to_report(BackwardReport& report) const = 0;
+
+  // Whether the sweep wants the time adjoints of the external input events (grad.input_time;
+  // training does not). Without them a family may skip work that only they need. Set by the
+  // sweep before begin().
+  void set_input_time_adjoints(bool wanted) { input_time_adjoints_ = wanted; }
+  bool input_time_adjoints() const { return input_time_adjoints_; }
+
+ private:
+  bool input_time_adjoints_ = true;
 };
 
 }  // namespace egret

@@ -35,6 +35,7 @@ struct Problem {
   egret::LossKind loss = egret::LossKind::kSoftmaxCrossEntropy;
   egret::ReadoutTargets<double> targets;
   egret::ActivityRegularizer activity;
+  bool input_time_adjoints = true;  // false: as in training (grad.input_time not computed)
 };
 
 egret::Network<double> build(const Problem& pr) {
@@ -84,7 +85,7 @@ Run run(const Problem& pr, bool with_gradient) {
   if (with_gradient) {
     r.grad = egret::zero_gradient(net, input.size());
     const auto d_o = egret::readout_backward(net, fwd, loss.dlogits, r.grad);
-    r.report = egret::reverse_sweep(net, tape, fwd, d_o, r.grad, &act);
+    r.report = egret::reverse_sweep(net, tape, fwd, d_o, r.grad, &act, pr.input_time_adjoints);
   }
   return r;
 }
@@ -189,7 +190,7 @@ std::vector<Param> sample_parameters(const Problem& pr, std::mt19937_64& rng, in
                    [=](Problem& q) -> double& { return q.readout.b_o(i); },
                    [=](const egret::Gradient<double>& g) { return g.b_o(i); }});
   // Input events (the stream is sorted; small perturbations keep the order).
-  for (int k = 0; k < per_matrix; ++k) {
+  for (int k = 0; k < per_matrix && pr.input_time_adjoints; ++k) {
     const std::size_t i = static_cast<std::size_t>(pick(static_cast<Index>(pr.input.size())));
     out.push_back({"input_time[" + std::to_string(i) + "]",
                    [=](Problem& q) -> double& { return q.input[i].time; },
@@ -327,6 +328,49 @@ TEST(AdjointFiniteDifference, ActivityRegularizer) {
       "  activity regularizer: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
       st.checked, st.skipped, st.worst, st.worst_name.c_str());
   EXPECT_GT(st.checked, 100);
+}
+
+// A binned input stream (every input time rounded up to a 4 ms grid, so several inputs and
+// releases share a time, as in the main job): the forward pass settles the crossing times once
+// per time and, without input time adjoints (training), the backward pass skips the intervals of
+// length 0 between inputs. Parameter and input value gradients against finite differences, and
+// bitwise the same with and without input time adjoints.
+TEST(AdjointFiniteDifference, BinnedInputsAsInTraining) {
+  FdStats st;
+  for (std::uint64_t seed : {51, 52}) {
+    Problem pr = random_problem(seed, seed == 51 ? std::vector<Index>{8} : std::vector<Index>{6, 4},
+                                8, 40.0);
+    for (auto& e : pr.input) e.time = 4 * std::ceil(e.time / 4);
+    // Inputs held (no releases), so that groups of inputs at different times follow each other
+    // directly, between crossings.
+    pr.layers[0].window_input = std::numeric_limits<double>::infinity();
+    pr.layers[0].window_recurrent = std::numeric_limits<double>::infinity();
+    // Three groups of inputs at distinct times before the first crossing, one after another.
+    std::vector<egret::InputEvent<double>> lead;
+    for (double t : {0.5, 1.0, 1.5})
+      for (Index ch : {Index(1), Index(4), Index(6)}) lead.push_back({t, ch, 0.3});
+    pr.input.insert(pr.input.begin(), lead.begin(), lead.end());
+    std::size_t shared = 0;
+    for (std::size_t i = 1; i < pr.input.size(); ++i)
+      shared += pr.input[i].time == pr.input[i - 1].time;
+    ASSERT_GE(shared, 15u) << "the binned stream should have many simultaneous inputs";
+    const auto with_times = run(pr, true);
+    pr.input_time_adjoints = false;
+    const auto without = run(pr, true);
+    EXPECT_TRUE(without.grad.input_time.empty());
+    ASSERT_EQ(with_times.grad.input_value, without.grad.input_value);
+    for (std::size_t l = 0; l < pr.layers.size(); ++l)
+      for (const char* name : {"U_u", "U_z", "V_r", "b_u", "theta", "tau_m"})
+        EXPECT_EQ(with_times.grad.layers[l].at(name, "test"),
+                  without.grad.layers[l].at(name, "test"))
+            << "layer " << l << " " << name;
+    EXPECT_EQ(with_times.grad.W_o, without.grad.W_o);
+    check_problem(pr, seed, 5, st, 20);
+  }
+  std::printf("  binned inputs: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
+              st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 100);
+  EXPECT_LT(st.skipped, st.checked / 10);
 }
 
 // The single-unit derivatives of the first crossing time t* = (tau/u) ln((z - c0)/(z - theta))

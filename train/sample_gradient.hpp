@@ -18,13 +18,15 @@ struct SampleOutcome {
   BackwardReport report;
 };
 
-// `net` is run from its initial state (use a clone per thread). Without gradient no tape is kept.
+// `net` is run from its initial state (use a clone per thread). Without gradient no tape is kept;
+// without input_time_gradient, o.grad.input_time stays empty (training needs no input times).
 // The tape is one per thread, cleared (not freed) per sample: a tape grown past glibc's mmap
 // threshold and freed every sample costs page faults on every sample, more than the arithmetic.
 template <class Scalar>
 SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sample<Scalar>& s,
                                                LossKind loss, bool with_gradient,
-                                               const ActivityRegularizer& activity = {}) {
+                                               const ActivityRegularizer& activity = {},
+                                               bool input_time_gradient = true) {
   thread_local Tape<Scalar> tape;
   SimOptions<Scalar> opt = s.options();
   opt.record_trace = false;
@@ -36,7 +38,7 @@ SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sampl
   o.activity = activity_term(net, tape, s.end_time, activity);
   o.grad = zero_gradient(net, s.input.size());
   const auto d_o = readout_backward(net, o.forward, o.loss.dlogits, o.grad);
-  o.report = reverse_sweep(net, tape, o.forward, d_o, o.grad, &o.activity);
+  o.report = reverse_sweep(net, tape, o.forward, d_o, o.grad, &o.activity, input_time_gradient);
   return o;
 }
 

@@ -164,7 +164,8 @@ class Trainer {
 
   Outcome run_sample(Network<Scalar>& net, const Sample<Scalar>& s, bool with_gradient) const {
     const SampleOutcome<Scalar> r =
-        sample_loss_and_gradient(net, s, cfg_.loss, with_gradient, cfg_.activity);
+        sample_loss_and_gradient(net, s, cfg_.loss, with_gradient, cfg_.activity,
+                                 /*input_time_gradient=*/false);
     Outcome o;
     o.stats.loss = static_cast<double>(r.loss.loss + r.activity.value);
     o.stats.correct = r.loss.correct;
