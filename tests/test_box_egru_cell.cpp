@@ -90,3 +90,34 @@ TEST(BoxEgruCell, FlowSolvesTheOde) {
 }
 
 }  // namespace
+
+// Simultaneous inputs (a binned stream) are applied together: the layer refreshes its gates and
+// crossing times once per time, when asked (the engine asks after the last input of a time).
+// The result must be bitwise that of refreshing after every input.
+TEST(ContinuousEgruLayer, SimultaneousInputsSettleOnceWithTheSameResult) {
+  P::RandomInit init;
+  init.weight_scale = 1.5;
+  init.bias_z = 0.9;
+  P p = P::random(12, 6, 7, init);
+  p.window_input = 3.0;
+  auto shared = std::make_shared<P>(p);
+  egret::ContinuousEgruLayer<double> each(shared), grouped(shared);
+  egret::EventQueue<double> q_each, q_grouped;
+  egret::Scheduler<double> s_each(q_each, 0), s_grouped(q_grouped, 0);
+  for (double t : {0.7, 1.9, 4.0}) {
+    const egret::ContinuousEgruLayer<double>::Array before = grouped.crossing_times();
+    for (Index k = 0; k < 8; ++k) {
+      const Index ch = (k * 5 + static_cast<Index>(t * 10)) % 6;
+      const double x = 0.2 + 0.1 * static_cast<double>(k);
+      each.receive_input(t, ch, x, s_each);
+      (void)each.next_internal_event();  // settles after every input
+      grouped.receive_input(t, ch, x, s_grouped);
+    }
+    const auto a = each.crossing_times(), b = grouped.crossing_times();
+    for (Index m = 0; m < a.size(); ++m) EXPECT_EQ(a[m], b[m]) << "unit " << m << " at t " << t;
+    EXPECT_EQ(each.next_internal_event().time, grouped.next_internal_event().time);
+    EXPECT_FALSE((before == b).all()) << "the inputs at " << t << " moved the crossing times";
+    EXPECT_EQ(each.state_at(t + 0.3).variables, grouped.state_at(t + 0.3).variables);
+  }
+  EXPECT_TRUE(std::isfinite(grouped.next_internal_event().time)) << "a crossing is scheduled";
+}
