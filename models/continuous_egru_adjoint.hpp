@@ -1,15 +1,16 @@
 // The backward side of a continuous EGRU layer (box kernel): the adjoints of (c, a_u, a_r, a_z),
 // moved across each inter-event interval in closed form (BoxEgruCell::flow_adjoint), the adjoint
 // of every jump, and the dependence of a crossing's time on the state of the previous step
-// (routed into that step's adjoints). Gate pre-activations are replayed backward from their
-// values at the end of the run; c after every step is on the tape. docs/adjoint.md derives every
-// line; adjoint/reverse_sweep.hpp is the generic sweep that calls it.
+// (routed into that step's adjoints). The forward state after each step is recomputed from the
+// tape's checkpoints (continuous_egru_replay.hpp). docs/adjoint.md derives every line;
+// adjoint/reverse_sweep.hpp is the generic sweep that calls it.
 #pragma once
 
 #include <memory>
 
 #include "models/box_egru_cell.hpp"
 #include "models/continuous_egru_params.hpp"
+#include "models/continuous_egru_replay.hpp"
 #include "sim/layer_adjoint.hpp"
 
 namespace egret {
@@ -26,12 +27,8 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
   void begin(const Tape<Scalar>& tape, Index layer) override {
     const Index n = p_->units();
     for (Array* v : {&lam_c_, &lam_u_, &lam_r_, &lam_z_}) v->setZero(n);
-    const auto& fin = tape.end_states[static_cast<std::size_t>(layer)];
-    if (static_cast<Index>(fin.size()) != 3 * n)
-      throw std::invalid_argument("continuous_egru adjoint: tape does not match the layer");
-    a_u_ = Eigen::Map<const Array>(fin.data(), n);
-    a_r_ = Eigen::Map<const Array>(fin.data() + n, n);
-    a_z_ = Eigen::Map<const Array>(fin.data() + 2 * n, n);
+    replay_.begin(tape, layer, *p_);
+    position_ = replay_.steps() - 1;
     grad_ = collect_parameters<Scalar>(*p_).zeros_like();
     g_ = Views(grad_);
     pending_time_ = 0;
@@ -53,9 +50,6 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
         g_.U_r->col(j) += x * lr;
         g_.U_z->col(j) += x * lz;
         d_value[k] = sign * (p.U_u.col(j).dot(lu) + p.U_r.col(j).dot(lr) + p.U_z.col(j).dot(lz));
-        a_u_ -= x * p.U_u.col(j).array();
-        a_r_ -= x * p.U_r.col(j).array();
-        a_z_ -= x * p.U_z.col(j).array();
       } else {
         const Scalar y = sign * item.value, r = item.aux;
         g_.V_u->col(j) += y * lu;
@@ -64,9 +58,6 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
         const Scalar dz = p.V_z.col(j).dot(lz);
         d_value[k] = sign * (p.V_u.col(j).dot(lu) + p.V_r.col(j).dot(lr) + r * dz);
         d_aux[k] = sign * item.value * dz;
-        a_u_ -= y * p.V_u.col(j).array();
-        a_r_ -= y * p.V_r.col(j).array();
-        a_z_ -= (r * y) * p.V_z.col(j).array();
       }
     }
   }
@@ -83,6 +74,9 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
                           Scalar d_time) override {
     const Params& p = *p_;
     const Index n = p.units();
+    const Index i = position_--;  // the layer's steps come latest first
+    if (i < 0 || &st != &replay_.step(i))
+      throw std::logic_error("continuous_egru adjoint: steps out of order");
     const TapeStep<Scalar>* prev = tape.previous(st);
     Scalar g_step = d_time + pending_time_;
     if (!needs_flow(tape, st, prev)) {
@@ -90,12 +84,11 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
       last_time_adjoint_ = g_step;
       return g_step;
     }
-    // The gates over the interval come from a(s-); c at its end is recomputed from the tape.
-    Cell::gates(a_u_, a_z_, u_, z_);
-    if (prev)
-      c_minus_ = Eigen::Map<const Array>(tape.step_state(*prev), n);
-    else
-      c_minus_ = p.c_init.array();
+    // The state right after the previous step (recomputed from the checkpoints): the gates over
+    // the interval, and c at its start, advanced to its end.
+    const auto& before = replay_.after(i - 1);
+    Cell::gates(before.a_u, before.a_z, u_, z_);
+    c_minus_ = before.c;
     const TapeItem<Scalar>* items = tape.items_of(st);
     const bool crossing = st.kind == EventKind::kInternal;
     const Index m = crossing ? items[0].index : -1;  // the (first) crossing unit
@@ -216,7 +209,8 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
   NamedParameters<Scalar> grad_;
   Views g_;
   Array lam_c_, lam_u_, lam_r_, lam_z_;  // adjoints of c, a_u, a_r, a_z (right after the step)
-  Array a_u_, a_r_, a_z_;                // pre-activations, replayed backward from the end
+  ContinuousEgruReplay<Scalar> replay_;  // the forward state after each step
+  Index position_ = 0;                   // the layer's step being visited (forward index)
   Array u_, z_, c_minus_, lam_u_gate_, lam_z_gate_, lam_c0_;  // scratch of one interval
   Scalar pending_time_ = 0;       // adjoint of the time of the layer's previous step
   Scalar last_time_adjoint_ = 0;  // of the last interval, for the finiteness check

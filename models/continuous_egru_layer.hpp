@@ -20,6 +20,7 @@
 
 #include "models/box_egru_cell.hpp"
 #include "models/continuous_egru_adjoint.hpp"
+#include "models/continuous_egru_columns.hpp"
 #include "models/continuous_egru_params.hpp"
 #include "models/synapse_counting.hpp"
 #include "sim/layer.hpp"
@@ -66,26 +67,19 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   void receive_input(Scalar t, Index channel, Scalar value, Scheduler<Scalar>& sched) override {
-    const Scalar s = Cell::input_scale(value);
-    const Column col{p_->U_u.col(channel).data(), p_->U_r.col(channel).data(),
-                     p_->U_z.col(channel).data(), s, s};
+    const Column col = event_column(*p_, EventKind::kInput, channel, value, Scalar(0));
     add_columns(t, &col, 1);
-    count_input_column(channel, s);
+    count_input_column(channel, col.scale_ur);
     if (std::isfinite(p_->window_input)) {
       sched.schedule(t + p_->window_input, EventKind::kInputRelease, channel, value);
     }
   }
 
   void release(const Event<Scalar>& e) override {
-    Column col;
+    const Column col = event_column(*p_, e.kind, e.index, e.value, e.aux);
     if (e.kind == EventKind::kInputRelease) {
-      const Scalar s = -Cell::input_scale(e.value);
-      col = {p_->U_u.col(e.index).data(), p_->U_r.col(e.index).data(), p_->U_z.col(e.index).data(),
-             s, s};
-      count_input_column(e.index, s);
+      count_input_column(e.index, col.scale_ur);
     } else {
-      col = {p_->V_u.col(e.index).data(), p_->V_r.col(e.index).data(), p_->V_z.col(e.index).data(),
-             -Cell::recurrent_scale_ur(e.value), -Cell::recurrent_scale_z(e.value, e.aux)};
       count_recurrent_column(e.index, col.scale_ur, col.scale_z);
       counts_.membrane_updates += recurrent_reach_[static_cast<std::size_t>(e.index)];
     }
@@ -114,8 +108,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
       const Scalar y = Cell::event_value(p_->theta[n]);
       const Scalar r = Cell::reset_gate(a_r_[n]);
       c_[n] = Cell::reset_state();
-      columns_.push_back({p_->V_u.col(n).data(), p_->V_r.col(n).data(), p_->V_z.col(n).data(),
-                          Cell::recurrent_scale_ur(y), Cell::recurrent_scale_z(y, r)});
+      columns_.push_back(event_column(*p_, EventKind::kInternal, n, y, r));
       out.push_back({n, y, r});
       if (std::isfinite(p_->window_recurrent)) {
         sched.schedule(t + p_->window_recurrent, EventKind::kRecurrentRelease, n, y, r);
@@ -160,15 +153,26 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
     return std::make_unique<ContinuousEgruAdjoint<Scalar>>(p_);
   }
-  // The tape keeps c right after each step; a is replayed backward from the final values.
-  void record_step_state(EventKind, std::vector<Scalar>& out) const override {
-    out.insert(out.end(), c_.data(), c_.data() + c_.size());
+  // The tape keeps the state [c; a_u; a_z] right after every K-th step of the layer (the first
+  // included); the adjoint recomputes the steps in between forward from these checkpoints
+  // (continuous_egru_replay.hpp). a_r is not needed: each emission's reset gate is on the tape.
+  void set_tape_recording(const TapeSettings& s) override {
+    checkpoint_every_ = s.checkpoint_every > 0 ? s.checkpoint_every : auto_checkpoint_every();
+    steps_to_checkpoint_ = 0;
   }
-  // Gate pre-activations at the end of the run, stacked [a_u; a_r; a_z].
-  void record_end_state(std::vector<Scalar>& out) const override {
-    for (const Array* a : {&a_u_, &a_r_, &a_z_})
+  void record_step_state(EventKind, std::vector<Scalar>& out) const override {
+    if (steps_to_checkpoint_-- > 0) return;
+    steps_to_checkpoint_ = checkpoint_every_ - 1;
+    for (const Array* a : {&c_, &a_u_, &a_z_})
       out.insert(out.end(), a->data(), a->data() + a->size());
   }
+  // About kCheckpointBytesPerStep of checkpoint per step, whatever the size of the layer.
+  std::int64_t auto_checkpoint_every() const {
+    const auto bytes = static_cast<std::int64_t>(3 * units() * Index(sizeof(Scalar)));
+    return std::max<std::int64_t>(1,
+                                  (bytes + kCheckpointBytesPerStep - 1) / kCheckpointBytesPerStep);
+  }
+  static constexpr std::int64_t kCheckpointBytesPerStep = 64;
 
   // Per-unit view of the current crossing times (for tests and diagnostics).
   const Array& crossing_times() const {
@@ -228,16 +232,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     }
   }
 
-  // One weight column per gate and the scales applied to it.
-  struct Column {
-    const Scalar* u = nullptr;
-    const Scalar* r = nullptr;
-    const Scalar* z = nullptr;
-    Scalar scale_ur = 0;
-    Scalar scale_z = 0;
-  };
-
-  using ConstMap = Eigen::Map<const Array>;
+  using Column = EgruColumn<Scalar>;
 
   // c to time t with the gates of the interval before it (settled first: they are those of the
   // state after the last event).
@@ -253,12 +248,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   void add_columns(Scalar t, const Column* cols, Index n_cols) {
     const Index n = units();
     advance(t);
-    for (Index k = 0; k < n_cols; ++k) {
-      const Column& col = cols[k];
-      a_u_ += col.scale_ur * ConstMap(col.u, n);
-      a_r_ += col.scale_ur * ConstMap(col.r, n);
-      a_z_ += col.scale_z * ConstMap(col.z, n);
-    }
+    for (Index k = 0; k < n_cols; ++k) apply_column(cols[k], n, a_u_, &a_r_, a_z_);
     dirty_ = true;
   }
 
@@ -295,7 +285,9 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   mutable bool dirty_ = true;
   std::vector<Index> firing_;
   std::vector<Column> columns_;
-  std::array<WeightPattern<Scalar>, 3> U_, V_;  // of the u, r, z gates
+  std::int64_t checkpoint_every_ = 1;
+  mutable std::int64_t steps_to_checkpoint_ = 0;  // steps until the next checkpoint
+  std::array<WeightPattern<Scalar>, 3> U_, V_;    // of the u, r, z gates
   std::vector<std::uint64_t> input_reach_, recurrent_reach_;
   OperationCounts counts_;  // since reset()
 };

@@ -139,7 +139,7 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
   std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
     return std::make_unique<DiscreteEgruAdjoint<Scalar>>(p_, weights_);
   }
-  void set_tape_recording(bool recording) override { recording_ = recording; }
+  void set_tape_recording(const TapeSettings& s) override { recording_ = s.recording; }
   // Per tick: c_k, then the bin it consumed (count, then channel and summed value per channel,
   // in the order they were summed). Input steps record nothing: the adjoint replays the rest.
   void record_step_state(EventKind kind, std::vector<Scalar>& out) const override {

@@ -140,7 +140,7 @@ class TickLayer final : public Layer<Scalar> {
   std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
     return std::make_unique<TickAdjoint<Scalar, Cell>>(p_, cell_.record_size(), held_input_);
   }
-  void set_tape_recording(bool recording) override { recording_ = recording; }
+  void set_tape_recording(const TapeSettings& s) override { recording_ = s.recording; }
   // Per tick (models/tick_adjoint.hpp reads it back): the bin (count, then channel and sum per
   // channel, in the order they were summed; held inputs add the channel's value before the
   // change), then the cell's record. Input steps record nothing.

@@ -151,8 +151,8 @@ class Layer {
   virtual void record_step_state(EventKind /*kind*/, std::vector<Scalar>& /*out*/) const {}
   virtual void record_end_state(std::vector<Scalar>& /*out*/) const {}
   // Called by the engine at the start of every run: whether a tape is recorded (a family may
-  // then emit surrogate events, see Emission).
-  virtual void set_tape_recording(bool /*recording*/) {}
+  // then emit surrogate events, see Emission) and how (sim/tape.hpp).
+  virtual void set_tape_recording(const TapeSettings& /*settings*/) {}
 };
 
 }  // namespace egret

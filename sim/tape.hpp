@@ -13,6 +13,16 @@
 
 namespace egret {
 
+// What a layer is told about the tape at the start of every run (Layer::set_tape_recording).
+struct TapeSettings {
+  bool recording = false;
+  // A family that keeps its state per step may keep it only every `checkpoint_every` of its
+  // steps and recompute the steps in between forward during the backward pass (memory per event
+  // independent of the layer's size). 0: the family chooses (continuous_egru: about 64 bytes of
+  // checkpoint per step, docs/adjoint.md).
+  std::int64_t checkpoint_every = 0;
+};
+
 template <class Scalar>
 struct TapeItem {
   // (kind and surrogate first: they share one word, 48 bytes per item in double)
@@ -43,6 +53,7 @@ class Tape {
   std::vector<TapeItem<Scalar>> items;
   std::vector<std::vector<Scalar>> step_states;  // per layer: what the family keeps per step
   std::vector<std::vector<Scalar>> end_states;   // per layer: what it keeps at the end
+  std::int64_t checkpoint_every = 0;             // handed to the layers (TapeSettings)
 
   void clear(Index layers) {
     steps.clear();
@@ -77,6 +88,8 @@ class Tape {
   const Scalar* step_state(const TapeStep<Scalar>& s) const {
     return step_states[static_cast<std::size_t>(s.layer)].data() + s.state;
   }
+  // The last step of `layer` (-1: none); with previous(), a layer's steps latest first.
+  std::int64_t last_step(Index layer) const { return last_step_[static_cast<std::size_t>(layer)]; }
   const TapeStep<Scalar>* previous(const TapeStep<Scalar>& s) const {
     return s.prev >= 0 ? &steps[static_cast<std::size_t>(s.prev)] : nullptr;
   }

@@ -35,7 +35,8 @@ struct Problem {
   egret::LossKind loss = egret::LossKind::kSoftmaxCrossEntropy;
   egret::ReadoutTargets<double> targets;
   egret::ActivityRegularizer activity;
-  bool input_time_adjoints = true;  // false: as in training (grad.input_time not computed)
+  bool input_time_adjoints = true;    // false: as in training (grad.input_time not computed)
+  std::int64_t checkpoint_every = 0;  // of the tape (0: the layers choose)
 };
 
 egret::Network<double> build(const Problem& pr) {
@@ -48,6 +49,7 @@ egret::Network<double> build(const Problem& pr) {
 
 struct Run {
   double loss = 0;
+  std::size_t tape_bytes = 0;
   // Every step of every layer in processing order (kind, layer, index), and the position of each
   // point readout among them: a perturbation that reorders any two events (not only emissions)
   // or moves an event across a readout is detected.
@@ -61,6 +63,7 @@ Run run(const Problem& pr, bool with_gradient) {
   auto net = build(pr);
   egret::InputStream<double> input(pr.input, pr.channels);
   egret::Tape<double> tape;
+  tape.checkpoint_every = pr.checkpoint_every;
   egret::SimOptions<double> opt;
   opt.end_time = pr.end;
   opt.readout_times = pr.readout_times;
@@ -72,6 +75,7 @@ Run run(const Problem& pr, bool with_gradient) {
   Run r;
   r.loss = loss.loss + act.value;
   r.emitted = fwd.trace.size();
+  r.tape_bytes = tape.bytes();
   for (const auto& st : tape.steps)
     r.events.emplace_back(st.kind, st.layer,
                           tape.items[static_cast<std::size_t>(st.first_item)].index);
@@ -371,6 +375,30 @@ TEST(AdjointFiniteDifference, BinnedInputsAsInTraining) {
               st.checked, st.skipped, st.worst, st.worst_name.c_str());
   EXPECT_GT(st.checked, 100);
   EXPECT_LT(st.skipped, st.checked / 10);
+}
+
+// The tape keeps the state only at checkpoints every K steps of a layer; the backward pass
+// recomputes the steps in between forward. Any K gives bitwise the gradient of the fully taped
+// run (K = 1), since the recomputation repeats the forward pass's own arithmetic.
+TEST(AdjointFiniteDifference, CheckpointedTapeGivesTheFullyTapedGradient) {
+  Problem pr = random_problem(61, {9, 5}, 4, 60.0);
+  pr.checkpoint_every = 1;
+  const auto full = run(pr, true);
+  ASSERT_TRUE(full.report.ok());
+  ASSERT_GE(full.emitted, 30u);
+  for (std::int64_t k : {2, 7, 0, 100000}) {
+    pr.checkpoint_every = k;
+    const auto r = run(pr, true);
+    EXPECT_LT(r.tape_bytes, full.tape_bytes) << "K = " << k;
+    EXPECT_EQ(r.loss, full.loss);
+    for (std::size_t l = 0; l < pr.layers.size(); ++l)
+      for (const auto& e : full.grad.layers[l])
+        EXPECT_EQ(r.grad.layers[l].at(e.spec.name, "test"), e.value)
+            << "K = " << k << ", layer " << l << " " << e.spec.name;
+    EXPECT_EQ(r.grad.W_o, full.grad.W_o);
+    EXPECT_EQ(r.grad.input_time, full.grad.input_time) << "K = " << k;
+    EXPECT_EQ(r.grad.input_value, full.grad.input_value) << "K = " << k;
+  }
 }
 
 // The single-unit derivatives of the first crossing time t* = (tau/u) ln((z - c0)/(z - theta))

@@ -1,0 +1,130 @@
+// The forward state of a continuous EGRU layer after any of its steps, for the backward pass.
+// The forward pass keeps the state [c; a_u; a_z] only after every K-th step of the layer (the
+// checkpoints, continuous_egru_layer.hpp), so the tape holds per event only what cannot be
+// recomputed cheaply (time, unit or channel, value, reset gate). The adjoint asks for states
+// latest first; a request before the current segment recomputes the segment forward from its
+// checkpoint with the forward pass's own functions (the closed-form flow, the resets,
+// event_column / apply_column), so the recomputed state is bitwise the forward state. Each step is
+// recomputed once per backward pass; memory: one segment of K states.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "models/box_egru_cell.hpp"
+#include "models/continuous_egru_columns.hpp"
+#include "models/continuous_egru_params.hpp"
+#include "sim/tape.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class ContinuousEgruReplay {
+ public:
+  using Params = ContinuousEgruParams<Scalar>;
+  using Cell = BoxEgruCell<Scalar>;
+  using Array = typename Cell::Array;
+
+  // The state right after a step: c and the gate pre-activations a_u, a_z.
+  struct State {
+    Array c, a_u, a_z;
+  };
+
+  // The layer's steps in forward order, and which of them carry a checkpoint.
+  void begin(const Tape<Scalar>& tape, Index layer, const Params& p) {
+    tape_ = &tape;
+    p_ = &p;
+    n_ = p.units();
+    layer_ = layer;
+    order_.clear();
+    for (std::int64_t s = tape.last_step(layer); s >= 0;
+         s = tape.steps[static_cast<std::size_t>(s)].prev)
+      order_.push_back(s);
+    std::reverse(order_.begin(), order_.end());
+    checkpoint_.assign(order_.size(), false);
+    const auto& records = tape.step_states[static_cast<std::size_t>(layer)];
+    for (std::size_t i = 0; i < order_.size(); ++i) {
+      const std::int64_t from = step(static_cast<Index>(i)).state;
+      const std::int64_t to = i + 1 < order_.size() ? step(static_cast<Index>(i + 1)).state
+                                                    : static_cast<std::int64_t>(records.size());
+      if (to - from != 0 && to - from != 3 * n_)
+        throw std::invalid_argument("continuous_egru adjoint: tape does not match the layer");
+      checkpoint_[i] = to - from != 0;
+    }
+    if (!order_.empty() && !checkpoint_[0])
+      throw std::invalid_argument("continuous_egru adjoint: the tape has no first checkpoint");
+    for (Array* a : {&work_.c, &work_.a_u, &work_.a_z, &out_.c, &out_.a_u, &out_.a_z, &u_, &z_})
+      a->resize(n_);
+    segment_first_ = 0;
+    segment_.clear();
+  }
+
+  Index steps() const { return static_cast<Index>(order_.size()); }
+  const TapeStep<Scalar>& step(Index i) const {
+    return tape_->steps[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])];
+  }
+
+  // The state right after the layer's i-th step; i = -1: the initial state.
+  const State& after(Index i) {
+    if (i < 0) {
+      out_.c = p_->c_init.array();
+      out_.a_u = p_->b_u.array();
+      out_.a_z = p_->b_z.array();
+      return out_;
+    }
+    if (i < segment_first_ || i >= segment_first_ + static_cast<Index>(segment_.size()))
+      recompute_segment_ending_at(i);
+    return segment_[static_cast<std::size_t>(i - segment_first_)];
+  }
+
+ private:
+  // From the latest checkpoint at or before step `last`, forward to `last`.
+  void recompute_segment_ending_at(Index last) {
+    Index k = last;
+    while (!checkpoint_[static_cast<std::size_t>(k)]) --k;
+    const Scalar* rec = tape_->step_state(step(k));
+    work_.c = Eigen::Map<const Array>(rec, n_);
+    work_.a_u = Eigen::Map<const Array>(rec + n_, n_);
+    work_.a_z = Eigen::Map<const Array>(rec + 2 * n_, n_);
+    Scalar t_last = step(k).time;
+    segment_first_ = k;
+    segment_.resize(static_cast<std::size_t>(last - k + 1));
+    segment_[0] = work_;
+    for (Index j = k + 1; j <= last; ++j) {
+      apply_step(step(j), t_last);
+      segment_[static_cast<std::size_t>(j - k)] = work_;
+    }
+  }
+
+  // What the layer did at one step (continuous_egru_layer.hpp): c to the step time with the gates
+  // of the interval, the resets of the units that crossed, the step's weight columns.
+  void apply_step(const TapeStep<Scalar>& st, Scalar& t_last) {
+    if (st.time != t_last) {
+      Cell::gates(work_.a_u, work_.a_z, u_, z_);
+      Cell::advance(work_.c, u_, z_, st.time - t_last, p_->tau_m);
+      t_last = st.time;
+    }
+    const TapeItem<Scalar>* items = tape_->items_of(st);
+    if (st.kind == EventKind::kInternal)
+      for (std::int64_t k = 0; k < st.n_items; ++k) work_.c[items[k].index] = Cell::reset_state();
+    for (std::int64_t k = 0; k < st.n_items; ++k) {
+      const TapeItem<Scalar>& it = items[k];
+      apply_column(event_column(*p_, it.kind, it.index, it.value, it.aux), n_, work_.a_u, nullptr,
+                   work_.a_z);
+    }
+  }
+
+  const Tape<Scalar>* tape_ = nullptr;
+  const Params* p_ = nullptr;
+  Index n_ = 0, layer_ = 0;
+  std::vector<std::int64_t> order_;  // the layer's steps, forward order (indices into the tape)
+  std::vector<bool> checkpoint_;     // whether step i of the layer carries a checkpoint
+  Index segment_first_ = 0;
+  std::vector<State> segment_;  // states after steps segment_first_, segment_first_ + 1, ...
+  State work_, out_;
+  Array u_, z_;
+};
+
+}  // namespace egret
