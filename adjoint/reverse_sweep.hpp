@@ -169,19 +169,18 @@ void route_step_time(const TapeStep<Scalar>& st, const Tape<Scalar>& tape, Scala
   switch (st.kind) {
     case EventKind::kInput: {
       const Scalar total = routed + g_time[ui];
-      if (item.external >= 0) {
-        if (!grad.input_time.empty())
-          grad.input_time[static_cast<std::size_t>(item.external)] += total;
-        grad.input_value[static_cast<std::size_t>(item.external)] += g_value[ui];
+      if (item.external) {
+        if (!grad.input_time.empty()) grad.input_time[static_cast<std::size_t>(item.link)] += total;
+        grad.input_value[static_cast<std::size_t>(item.link)] += g_value[ui];
       } else {
-        g_time[static_cast<std::size_t>(item.source)] += total;
-        g_value[static_cast<std::size_t>(item.source)] += g_value[ui];
+        g_time[static_cast<std::size_t>(item.link)] += total;
+        g_value[static_cast<std::size_t>(item.link)] += g_value[ui];
       }
       break;
     }
     case EventKind::kInputRelease:
     case EventKind::kRecurrentRelease:
-      g_time[static_cast<std::size_t>(item.source)] += routed;
+      g_time[static_cast<std::size_t>(item.link)] += routed;
       break;
     default:
       break;
@@ -239,7 +238,7 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
       const TapeItem<Scalar>& item = tape.items[static_cast<std::size_t>(st.first_item + k)];
       const bool release =
           item.kind == EventKind::kInputRelease || item.kind == EventKind::kRecurrentRelease;
-      const auto target = static_cast<std::size_t>(release ? item.source : st.first_item + k);
+      const auto target = static_cast<std::size_t>(release ? item.link : st.first_item + k);
       g_value[target] += d_value[static_cast<std::size_t>(k)];
       g_aux[target] += d_aux[static_cast<std::size_t>(k)];
     }

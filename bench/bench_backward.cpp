@@ -1,9 +1,12 @@
-// Cost of the exact backward pass: time relative to the forward pass and memory per event, for
-// one continuous EGRU layer (N = 64 and 256) over 1 s of Poisson input, with a softmax readout
-// over 10 window readouts. The forward pass is timed without and with the tape.
+// Cost of the exact backward pass: time relative to the forward pass and tape memory per event,
+// for one continuous EGRU layer (N = 64 ... 4096) over Poisson input, with a softmax readout
+// over 10 window readouts. The forward pass is timed without and with the tape; the tape keeps
+// the layer's state at checkpoints chosen automatically (about 64 bytes per step) and, for
+// comparison, after every step (K = 1). The tape is reused across repetitions, as in training.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "adjoint/losses.hpp"
 #include "adjoint/reverse_sweep.hpp"
@@ -17,7 +20,7 @@ using egret::Index;
 using Clock = std::chrono::steady_clock;
 
 template <class Scalar>
-void run(Index n, double sim_ms, int reps) {
+void run(Index n, double sim_ms, int reps, std::int64_t checkpoint_every) {
   using P = egret::ContinuousEgruParams<Scalar>;
   const Index d = 64, classes = 10;
   typename P::RandomInit init;
@@ -45,11 +48,12 @@ void run(Index n, double sim_ms, int reps) {
   }
   double best_f0 = 1e30, best_f1 = 1e30, best_b = 1e30;
   std::size_t bytes = 0, steps = 0, processed = 0;
+  egret::Tape<Scalar> tape;
+  tape.checkpoint_every = checkpoint_every;
   for (int r = 0; r < reps; ++r) {
     auto t0 = Clock::now();
     const auto plain = egret::simulate(net, input, opt);
     best_f0 = std::min(best_f0, std::chrono::duration<double>(Clock::now() - t0).count());
-    egret::Tape<Scalar> tape;
     auto opt_tape = opt;
     opt_tape.tape = &tape;
     t0 = Clock::now();
@@ -68,11 +72,12 @@ void run(Index n, double sim_ms, int reps) {
     processed = plain.events_processed;
   }
   std::printf(
-      "%-6s N=%4lld  events %7zu  forward %7.2f ms  forward+tape %7.2f ms  backward %7.2f ms"
+      "%-6s N=%4lld K=%-4s events %7zu  forward %7.2f ms  forward+tape %7.2f ms  backward %7.2f ms"
       "  backward/forward %.2f  (backward/forward+tape %.2f)  tape %7.1f bytes/event "
       "(%.1f per event per unit)\n",
-      sizeof(Scalar) == 4 ? "float" : "double", static_cast<long long>(n), processed, 1e3 * best_f0,
-      1e3 * best_f1, 1e3 * best_b, best_b / best_f0, best_b / best_f1,
+      sizeof(Scalar) == 4 ? "float" : "double", static_cast<long long>(n),
+      checkpoint_every == 0 ? "auto" : std::to_string(checkpoint_every).c_str(), processed,
+      1e3 * best_f0, 1e3 * best_f1, 1e3 * best_b, best_b / best_f0, best_b / best_f1,
       static_cast<double>(bytes) / static_cast<double>(steps),
       static_cast<double>(bytes) / static_cast<double>(steps) / static_cast<double>(n));
 }
@@ -85,12 +90,17 @@ int main(int argc, char** argv) {
   const int reps = quick ? 1 : 5;
   std::printf(
       "exact backward pass vs forward pass: one continuous EGRU layer, D = 64 Poisson "
-      "inputs at 50 Hz, windows 5 ms, %.0f ms, 10 window readouts, softmax cross-entropy, "
-      "one core, best of %d\n",
+      "inputs at 50 Hz, windows 5 ms, %.0f ms (N >= 1024: a fifth), 10 window readouts, "
+      "softmax cross-entropy, one core, best of %d\n",
       sim_ms, reps);
-  for (Index n : {64, 256}) {
-    run<double>(n, sim_ms, reps);
-    run<float>(n, sim_ms, reps);
+  for (Index n : {64, 256, 1024, 4096}) {
+    const bool large = n >= 1024;
+    const double ms = large ? sim_ms / 5 : sim_ms;
+    const int r = large ? std::max(1, reps / 2) : reps;
+    for (std::int64_t k : {0, 1}) {
+      if (n <= 1024) run<double>(n, ms, r, k);
+      run<float>(n, ms, r, k);
+    }
   }
   return 0;
 }

@@ -202,7 +202,7 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
     return !(unwanted_input_time(tape, st) && unwanted_input_time(tape, *prev));
   }
   static bool unwanted_input_time(const Tape<Scalar>& tape, const TapeStep<Scalar>& s) {
-    return s.kind == EventKind::kInput && tape.items_of(s)[0].external >= 0;
+    return s.kind == EventKind::kInput && tape.items_of(s)[0].external;
   }
 
   std::shared_ptr<const Params> p_;

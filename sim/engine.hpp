@@ -169,8 +169,8 @@ class EventLoop {
     Scheduler<Scalar> sched(queue_, 0, tape_ ? tape_->next_item() : -1);
     net_.layer(0).receive_input(next_.time, next_.index, next_.value, sched);
     if (tape_) {
-      step_items_.assign(1, {EventKind::kInput, false, next_.index, next_.value, 0, -1,
-                             static_cast<std::int64_t>(next_input_)});
+      step_items_.assign(1, {EventKind::kInput, false, true, tape_index(next_.index), next_.value,
+                             0, static_cast<std::int64_t>(next_input_)});
       record(next_.time, EventKind::kInput, 0);
     }
     ++result_.layers[0].inputs_received;
@@ -187,7 +187,8 @@ class EventLoop {
     if (tape_) {
       step_items_.clear();
       for (const auto& e : emitted_)
-        step_items_.push_back({EventKind::kInternal, e.surrogate, e.unit, e.value, e.aux, -1, -1});
+        step_items_.push_back(
+            {EventKind::kInternal, e.surrogate, false, tape_index(e.unit), e.value, e.aux, -1});
       record(next_.time, EventKind::kInternal, l);
     }
     ++result_.layers[l].internal_steps;
@@ -215,8 +216,8 @@ class EventLoop {
       Scheduler<Scalar> sched(queue_, l + 1, tape_ ? tape_->next_item() : -1);
       next.receive_input(t, e.unit, e.value, sched);
       if (tape_) {
-        step_items_.assign(1, {EventKind::kInput, e.surrogate, e.unit, e.value, 0,
-                               first_emission + static_cast<std::int64_t>(k), -1});
+        step_items_.assign(1, {EventKind::kInput, e.surrogate, false, tape_index(e.unit), e.value,
+                               0, first_emission + static_cast<std::int64_t>(k)});
         record(t, EventKind::kInput, l + 1);
       }
     }
@@ -230,7 +231,8 @@ class EventLoop {
       case EventKind::kRecurrentRelease:
         net_.layer(e.layer).release(e);
         if (tape_) {
-          step_items_.assign(1, {e.kind, false, e.index, e.value, e.aux, e.source, -1});
+          step_items_.assign(1,
+                             {e.kind, false, false, tape_index(e.index), e.value, e.aux, e.source});
           record(e.time, e.kind, e.layer);
         }
         ++result_.layers[e.layer].releases;
@@ -246,6 +248,9 @@ class EventLoop {
         throw std::logic_error("simulate: unexpected event kind on the queue");
     }
   }
+
+  // Units and channels are stored in 32 bits on the tape (configurations are far smaller).
+  static std::int32_t tape_index(Index i) { return static_cast<std::int32_t>(i); }
 
   // One step of layer l on the tape: its items, then what the layer's family keeps.
   void record(Scalar t, EventKind kind, Index l) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -117,6 +118,11 @@ void validate_simulation(const Network<Scalar>& net, Index input_channels,
                                   net.layer(l).type_name() +
                                   ") has no exact backward pass; cannot record an adjoint tape");
     }
+    // The tape stores units and channels in 32 bits (sim/tape.hpp).
+    const Index limit = std::numeric_limits<std::int32_t>::max();
+    if (net.layer(l).units() > limit || net.layer(l).inputs() > limit)
+      throw std::invalid_argument("simulate: layer " + std::to_string(l) +
+                                  " has more than 2^31 - 1 units or inputs; cannot record a tape");
   }
 }
 

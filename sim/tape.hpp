@@ -23,25 +23,28 @@ struct TapeSettings {
   std::int64_t checkpoint_every = 0;
 };
 
+// 32 bytes per item in double, 24 in float.
 template <class Scalar>
 struct TapeItem {
-  // (kind and surrogate first: they share one word, 48 bytes per item in double)
   EventKind kind = EventKind::kInput;  // kInput, kInputRelease, kInternal, kRecurrentRelease
   bool surrogate = false;              // a surrogate emission, or the input it became
-  Index index = 0;                     // channel (inputs) or unit (emissions, recurrent)
+  bool external = false;               // an input of layer 0: link is in the input stream
+  std::int32_t index = 0;              // channel (inputs) or unit (emissions, recurrent)
   Scalar value = 0;                    // x of an input, y of an emission
   Scalar aux = 0;                      // the emission's cell-specific factor (Emission::aux)
-  std::int64_t source = -1;            // release: item it ends; input of layer > 0: emission
-  std::int64_t external = -1;          // input of layer 0: index in the input stream
+  // external: the event's index in the input stream; a release: the item it ends; an input of
+  // layer > 0: the emission it delivers; -1: none.
+  std::int64_t link = -1;
 };
 
+// 48 bytes per step.
 template <class Scalar>
 struct TapeStep {
   Scalar time = 0;
   EventKind kind = EventKind::kInput;
-  Index layer = 0;
+  std::int32_t layer = 0;
+  std::int32_t n_items = 0;
   std::int64_t first_item = 0;
-  std::int64_t n_items = 0;
   std::int64_t state = 0;  // offset of what the layer recorded after the step in step_states
   std::int64_t prev = -1;  // previous step of the same layer (-1: the first)
 };
@@ -73,9 +76,9 @@ class Tape {
     TapeStep<Scalar> s;
     s.time = time;
     s.kind = kind;
-    s.layer = layer;
+    s.layer = static_cast<std::int32_t>(layer);
     s.first_item = next_item();
-    s.n_items = static_cast<std::int64_t>(step_items.size());
+    s.n_items = static_cast<std::int32_t>(step_items.size());
     s.state = static_cast<std::int64_t>(step_states[static_cast<std::size_t>(layer)].size());
     s.prev = last_step_[static_cast<std::size_t>(layer)];
     items.insert(items.end(), step_items.begin(), step_items.end());
