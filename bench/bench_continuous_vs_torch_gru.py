@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""egret's exact continuous-time EGRU against a dense torch.nn.GRU of the same size, on the main
+job's own data: the 64-unit layer trained by `egret` (out/dvs_gesture/checkpoint.h5) on the
+held-out synthetic DVS gestures (32x32x2 = 2048 pooled input channels, events coalesced per
+5 ms bin, 1.5 s per sample). Same script, same thread count for both.
+
+  forward:            egret Network.simulate_batch (no tape) vs torch.nn.GRU(2048, 64) over the
+                      sample's dense input tensor, stepping every 1 ms and every 5 ms (the input
+                      bin); batch 1 per sample (a streaming, sample-by-sample use) and all samples
+                      in one batch.
+  forward + backward: egret Network.loss_and_gradient (exact gradients, softmax cross-entropy)
+                      vs torch forward + cross-entropy on the last step + backward.
+
+Reported: milliseconds per sample, real-time factor (simulated time / wall time) and events per
+second (input events and internal events the engine processed). egret computes in double, so
+torch runs in float64 too. torch's BLAS is printed: Debian's torch uses the reference BLAS unless
+libopenblas0-pthread is installed.
+
+usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_continuous_vs_torch_gru.py
+       [--threads 1 2] [--samples 44] [--checkpoint out/dvs_gesture/checkpoint.h5]
+(run `bash scripts/run.sh` first: it writes the data set and the checkpoint)
+"""
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+import torch
+
+import egret
+
+BIN_US, WINDOW_US, POOLING = 5000, 1500000, 0.25
+
+
+def blas_name():
+    for lib in ("libblas.so.3", "libopenblas.so.0"):
+        path = f"/usr/lib/x86_64-linux-gnu/{lib}"
+        if os.path.exists(path):
+            return os.path.realpath(path)
+    return "unknown"
+
+
+def trained_network(checkpoint):
+    """The main job's network (examples/networks/dvs_gesture_layer.json, 64 units, 2048 inputs,
+    11 classes) with the checkpoint's trained values, in the order of the trainable parameters."""
+    layer = json.load(open("examples/networks/dvs_gesture_layer.json"))
+    layer["units"] = 64
+    net = egret.Network({"input_channels": 2048, "layers": [layer], "readout_classes": 11,
+                         "seed": 3})
+    flat = np.asarray(egret.read_checkpoint(checkpoint)["values"])
+    # The trainer's vector: the trained parameters in order, each column-major, constrained ones
+    # in their free coordinate (theta = softplus(rho)); the readout last.
+    specs, values, k = net.parameter_specs(), {}, 0
+    for name, value in net.parameters().items():
+        if name in specs and specs[name][1] != "trained":
+            continue
+        shape = np.shape(value)
+        size = int(np.prod(shape))
+        v = flat[k:k + size].reshape(shape, order="F")
+        if name in specs and specs[name][0] == "softplus":
+            v = np.logaddexp(0.0, v)
+        values[name] = v
+        k += size
+    if k != flat.size:
+        raise SystemExit(f"{checkpoint}: {flat.size} values, the network has {k} trainable")
+    net.set_parameters(values)
+    return net
+
+
+def held_out_samples(n):
+    out = []
+    for g in egret.load_gesture_split("out/dvs_gesture_synthetic", "test")[:n]:
+        ev = egret.crop_time(g["events"], 0, WINDOW_US)
+        ev, size = egret.downsample(ev, (128, 128), POOLING)
+        t, ch, val, channels = egret.to_input(ev, size, BIN_US)
+        end = WINDOW_US * 1e-3
+        out.append((egret.Sample(t, ch, val, channels=channels, end_time=end,
+                                 readout_windows=[(0.2 * end, end)], labels=[g["label"]]),
+                    t, ch, val, g["label"]))
+    return out
+
+
+def dense_input(t, ch, val, step_ms, end_ms, channels):
+    steps = int(np.ceil(end_ms / step_ms))
+    x = torch.zeros(steps, channels, dtype=torch.float64)
+    k = np.minimum((np.asarray(t) / step_ms).astype(np.int64), steps - 1)
+    x.index_put_((torch.from_numpy(k), torch.from_numpy(np.asarray(ch, dtype=np.int64))),
+                 torch.from_numpy(np.asarray(val, dtype=np.float64)), accumulate=True)
+    return x
+
+
+def best_of(f, reps):
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--samples", type=int, default=44)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--checkpoint", default="out/dvs_gesture/checkpoint.h5")
+    a = ap.parse_args()
+    net = trained_network(a.checkpoint)
+    data = held_out_samples(a.samples)
+    samples = [d[0] for d in data]
+    end_ms = WINDOW_US * 1e-3
+    res = net.simulate_batch(samples, threads=1)
+    correct = sum(int(np.argmax(r["logits"][0]) == d[4]) for r, d in zip(res, data))
+    events = sum(r["events_processed"] for r in res)
+    inputs = sum(len(d[1]) for d in data)
+    print(f"torch {torch.__version__}, BLAS {blas_name()}; egret in double, torch in float64")
+    print(f"{len(samples)} held-out samples, {end_ms:.0f} ms each, {inputs / len(samples):.0f} "
+          f"input events and {events / len(samples):.0f} engine events per sample; "
+          f"accuracy of the checkpoint {correct}/{len(samples)}")
+    gru = torch.nn.GRU(2048, 64, dtype=torch.float64)
+    head = torch.nn.Linear(64, 11, dtype=torch.float64)
+    labels = torch.tensor([d[4] for d in data])
+    xs = {s: [dense_input(d[1], d[2], d[3], s, end_ms, 2048) for d in data] for s in (1.0, 5.0)}
+    rows = []
+    for threads in a.threads:
+        torch.set_num_threads(threads)
+        sec = {}
+        sec["egret forward"] = best_of(lambda: net.simulate_batch(samples, threads=threads), a.reps)
+        sec["egret forward+backward"] = best_of(
+            lambda: net.loss_and_gradient(samples, threads=threads), a.reps)
+        for s in (1.0, 5.0):
+            batch = torch.stack(xs[s], dim=1)  # (steps, samples, 2048)
+
+            def fwd1():
+                with torch.no_grad():
+                    for x in xs[s]:
+                        gru(x[:, None, :])
+
+            def fwdb():
+                with torch.no_grad():
+                    gru(batch)
+
+            def fb1():
+                for i, x in enumerate(xs[s]):
+                    y, _ = gru(x[:, None, :])
+                    torch.nn.functional.cross_entropy(head(y[-1]), labels[i:i + 1]).backward()
+
+            def fbb():
+                y, _ = gru(batch)
+                torch.nn.functional.cross_entropy(head(y[-1]), labels).backward()
+
+            sec[f"torch GRU {s:g} ms forward, batch 1"] = best_of(fwd1, a.reps)
+            sec[f"torch GRU {s:g} ms forward, batch {len(samples)}"] = best_of(fwdb, a.reps)
+            sec[f"torch GRU {s:g} ms forward+backward, batch 1"] = best_of(fb1, a.reps)
+            sec[f"torch GRU {s:g} ms forward+backward, batch {len(samples)}"] = best_of(fbb, a.reps)
+        for name, t in sec.items():
+            per = t / len(samples)
+            base = sec["egret forward+backward" if "backward" in name else "egret forward"]
+            rows.append((threads, name, 1e3 * per, end_ms / (1e3 * per), events / t, t / base))
+    print(f"{'threads':>7}  {'what':<44} {'ms/sample':>10} {'real-time x':>11} "
+          f"{'engine ev/s':>12} {'time vs egret':>13}")
+    for r in rows:
+        print(f"{r[0]:>7}  {r[1]:<44} {r[2]:>10.2f} {r[3]:>11.1f} {r[4]:>12.3g} {r[5]:>13.2f}")
+
+
+if __name__ == "__main__":
+    main()
