@@ -21,7 +21,6 @@ usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_continuous_vs_torch_
 (run `bash scripts/run.sh` first: it writes the data set and the checkpoint)
 """
 import argparse
-import json
 import os
 import time
 
@@ -39,33 +38,6 @@ def blas_name():
         if os.path.exists(path):
             return os.path.realpath(path)
     return "unknown"
-
-
-def trained_network(checkpoint):
-    """The main job's network (examples/networks/dvs_gesture_layer.json, 64 units, 2048 inputs,
-    11 classes) with the checkpoint's trained values, in the order of the trainable parameters."""
-    layer = json.load(open("examples/networks/dvs_gesture_layer.json"))
-    layer["units"] = 64
-    net = egret.Network({"input_channels": 2048, "layers": [layer], "readout_classes": 11,
-                         "seed": 3})
-    flat = np.asarray(egret.read_checkpoint(checkpoint)["values"])
-    # The trainer's vector: the trained parameters in order, each column-major, constrained ones
-    # in their free coordinate (theta = softplus(rho)); the readout last.
-    specs, values, k = net.parameter_specs(), {}, 0
-    for name, value in net.parameters().items():
-        if name in specs and specs[name][1] != "trained":
-            continue
-        shape = np.shape(value)
-        size = int(np.prod(shape))
-        v = flat[k:k + size].reshape(shape, order="F")
-        if name in specs and specs[name][0] == "softplus":
-            v = np.logaddexp(0.0, v)
-        values[name] = v
-        k += size
-    if k != flat.size:
-        raise SystemExit(f"{checkpoint}: {flat.size} values, the network has {k} trainable")
-    net.set_parameters(values)
-    return net
 
 
 def held_out_samples(n):
@@ -106,7 +78,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--checkpoint", default="out/dvs_gesture/checkpoint.h5")
     a = ap.parse_args()
-    net = trained_network(a.checkpoint)
+    net = egret.Network.load_checkpoint(a.checkpoint)
     data = held_out_samples(a.samples)
     samples = [d[0] for d in data]
     end_ms = WINDOW_US * 1e-3

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/builtin_layers.hpp"
@@ -86,6 +87,23 @@ std::vector<Sample<double>> prepare(const std::vector<GestureSample>& in, const 
   return out;
 }
 
+// The checkpoint's configuration: the network as a configuration file (so that
+// egret.Network.load_checkpoint rebuilds it) and the job in its "task" section.
+std::string checkpoint_configuration(const GestureJob& job, const std::string& dir,
+                                     std::int64_t inputs) {
+  nlohmann::json layer = nlohmann::json::parse(builtin::kDvsGestureLayer);
+  layer["units"] = job.units;
+  nlohmann::json cfg;
+  cfg["input_channels"] = inputs;
+  cfg["layers"] = nlohmann::json::array({layer});
+  cfg["readout_classes"] = 11;
+  cfg["seed"] = job.seed;
+  cfg["task"] = {{"name", "dvs_gesture"},      {"dataset", dir},
+                 {"pooling", job.pooling},     {"bin_us", job.bin_us},
+                 {"window_us", job.window_us}, {"epochs", job.epochs}};
+  return cfg.dump();
+}
+
 }  // namespace
 
 int run_gesture(const Options& options) {
@@ -162,15 +180,10 @@ int run_gesture(const Options& options) {
       "readout over 11 classes, %zu trainable parameters; Adam lr %g, batch %d, %d epochs\n",
       layer.type.c_str(), job.units, trainer.parameters().size(), tc.optimizer.learning_rate,
       tc.batch_size, job.epochs);
-  std::ostringstream cfg;
-  cfg << "{\"job\": \"dvs_gesture\", \"dataset\": \"" << dir << "\", \"units\": " << job.units
-      << ", \"pooling\": " << job.pooling << ", \"bin_us\": " << job.bin_us
-      << ", \"window_us\": " << job.window_us << ", \"epochs\": " << job.epochs
-      << ", \"seed\": " << job.seed << "}";
   TrainLoopOptions loop;
   loop.epochs = job.epochs;
   loop.out_dir = job.out_dir;
-  loop.config_text = cfg.str();
+  loop.config_text = checkpoint_configuration(job, dir, d);
   const TrainLoopResult result = run_training_loop(trainer, train, test, loop);
 
   // Held-out trace (HDF5), metrics, and the input events of the first test sample for the figure.
@@ -184,7 +197,7 @@ int run_gesture(const Options& options) {
   const double bin_ms = static_cast<double>(job.bin_us) / 1000.0;
   const SamplesTraceSummary held_out =
       write_samples_trace(job.out_dir + "/trace.h5", trained, samples, labels,
-                          {cfg.str(), static_cast<std::int64_t>(job.seed),
+                          {loop.config_text, static_cast<std::int64_t>(job.seed),
                            options.count("command_line") ? options.at("command_line") : "egret"},
                           bin_ms);
   std::ostringstream inputs;
