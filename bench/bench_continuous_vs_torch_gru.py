@@ -21,23 +21,14 @@ usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_continuous_vs_torch_
 (run `bash scripts/run.sh` first: it writes the data set and the checkpoint)
 """
 import argparse
-import os
-import time
 
 import numpy as np
 import torch
 
 import egret
+from torch_comparison import best_of, blas_name
 
 BIN_US, WINDOW_US, POOLING = 5000, 1500000, 0.25
-
-
-def blas_name():
-    for lib in ("libblas.so.3", "libopenblas.so.0"):
-        path = f"/usr/lib/x86_64-linux-gnu/{lib}"
-        if os.path.exists(path):
-            return os.path.realpath(path)
-    return "unknown"
 
 
 def held_out_samples(n):
@@ -60,15 +51,6 @@ def dense_input(t, ch, val, step_ms, end_ms, channels):
     x.index_put_((torch.from_numpy(k), torch.from_numpy(np.asarray(ch, dtype=np.int64))),
                  torch.from_numpy(np.asarray(val, dtype=np.float64)), accumulate=True)
     return x
-
-
-def best_of(f, reps):
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main():
@@ -98,9 +80,9 @@ def main():
     for threads in a.threads:
         torch.set_num_threads(threads)
         sec = {}
-        sec["egret forward"] = best_of(lambda: net.simulate_batch(samples, threads=threads), a.reps)
+        sec["egret forward"] = best_of(a.reps, lambda: net.simulate_batch(samples, threads=threads))
         sec["egret forward+backward"] = best_of(
-            lambda: net.loss_and_gradient(samples, threads=threads), a.reps)
+            a.reps, lambda: net.loss_and_gradient(samples, threads=threads))
         for s in (1.0, 5.0):
             batch = torch.stack(xs[s], dim=1)  # (steps, samples, 2048)
 
@@ -122,10 +104,10 @@ def main():
                 y, _ = gru(batch)
                 torch.nn.functional.cross_entropy(head(y[-1]), labels).backward()
 
-            sec[f"torch GRU {s:g} ms forward, batch 1"] = best_of(fwd1, a.reps)
-            sec[f"torch GRU {s:g} ms forward, batch {len(samples)}"] = best_of(fwdb, a.reps)
-            sec[f"torch GRU {s:g} ms forward+backward, batch 1"] = best_of(fb1, a.reps)
-            sec[f"torch GRU {s:g} ms forward+backward, batch {len(samples)}"] = best_of(fbb, a.reps)
+            sec[f"torch GRU {s:g} ms forward, batch 1"] = best_of(a.reps, fwd1)
+            sec[f"torch GRU {s:g} ms forward, batch {len(samples)}"] = best_of(a.reps, fwdb)
+            sec[f"torch GRU {s:g} ms forward+backward, batch 1"] = best_of(a.reps, fb1)
+            sec[f"torch GRU {s:g} ms forward+backward, batch {len(samples)}"] = best_of(a.reps, fbb)
         for name, t in sec.items():
             per = t / len(samples)
             base = sec["egret forward+backward" if "backward" in name else "egret forward"]

@@ -16,7 +16,6 @@ usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_python_overhead.py [
 """
 import argparse
 import json
-import os
 import pathlib
 import subprocess
 import tempfile

@@ -12,21 +12,12 @@ usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_sugru_vs_torch.py [-
        [--ticks 200] [--sizes 256 1024]
 """
 import argparse
-import os
-import time
 
 import numpy as np
 import torch
 
 import egret
-
-
-def blas_name():
-    for lib in ("libblas.so.3", "libopenblas.so.0"):
-        path = f"/usr/lib/x86_64-linux-gnu/{lib}"
-        if os.path.exists(path):
-            return os.path.realpath(path)
-    return "unknown"
+from torch_comparison import best_of, blas_name
 
 
 def gate_bias_for(net_params, n, ticks, target_open):
@@ -42,15 +33,6 @@ def config(n, bias):
     return {"seed": 5, "input_channels": n, "layers": [
         {"type": "sugru", "units": n, "dt": 1,
          "gate": {"frequencies": 16, "period_min": 4, "period_max": 100, "bias": bias}}]}
-
-
-def best_of(reps, f):
-    best = float("inf")
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def main():
