@@ -49,13 +49,13 @@ void run(Index n, double sim_ms, int reps, std::int64_t checkpoint_every) {
   double best_f0 = 1e30, best_f1 = 1e30, best_b = 1e30;
   std::size_t bytes = 0, steps = 0, processed = 0;
   egret::Tape<Scalar> tape;
-  tape.checkpoint_every = checkpoint_every;
   for (int r = 0; r < reps; ++r) {
     auto t0 = Clock::now();
     const auto plain = egret::simulate(net, input, opt);
     best_f0 = std::min(best_f0, std::chrono::duration<double>(Clock::now() - t0).count());
     auto opt_tape = opt;
     opt_tape.tape = &tape;
+    opt_tape.tape_checkpoint_every = checkpoint_every;
     t0 = Clock::now();
     const auto fwd = egret::simulate(net, input, opt_tape);
     best_f1 = std::min(best_f1, std::chrono::duration<double>(Clock::now() - t0).count());

@@ -138,14 +138,17 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   if (root.contains("simulation")) {
     const json& s = root["simulation"];
     if (!s.is_object()) fail(origin, "simulation", "expected an object");
-    json_fields::check_keys(
-        s, {"end_time", "readout_times", "snapshot_times", "max_events", "dense_step"}, origin,
-        "simulation");
+    json_fields::check_keys(s,
+                            {"end_time", "readout_times", "snapshot_times", "max_events",
+                             "dense_step", "tape_checkpoint_every"},
+                            origin, "simulation");
     cfg.dense_step = json_fields::number(s, "dense_step", cfg.dense_step, origin, "simulation");
     if (!(cfg.dense_step > 0))
       fail(origin, "simulation.dense_step", "must be > 0 [ms] (the step of the dense comparison)");
     cfg.max_events = static_cast<std::uint64_t>(json_fields::integer(
         s, "max_events", static_cast<long long>(cfg.max_events), 1, origin, "simulation"));
+    cfg.tape_checkpoint_every =
+        json_fields::integer(s, "tape_checkpoint_every", 0, 0, origin, "simulation");
     cfg.end_time = json_fields::number(s, "end_time", cfg.end_time, origin, "simulation");
     cfg.readout_times = json_fields::numbers(s, "readout_times", origin, "simulation");
     cfg.snapshot_times = json_fields::numbers(s, "snapshot_times", origin, "simulation");

@@ -10,7 +10,10 @@
 //   "simulation": {"end_time", "readout_times", "snapshot_times",
 //                  "max_events" (the event budget of one run, sim/engine.hpp),
 //                  "dense_step" (ms: the step at which continuous layers' counts are compared
-//                  with a dense clocked equivalent, docs/metrics.md; default 1)}
+//                  with a dense clocked equivalent, docs/metrics.md; default 1),
+//                  "tape_checkpoint_every" (K: with a tape for the backward pass, keep a
+//                  layer's state every K of its steps and recompute the rest; 0, the default:
+//                  each family chooses; docs/adjoint.md)}
 //
 // Time constants, windows and dt below kMinTimeScaleMs, and thresholds below kMinThreshold, are
 // refused (the families register these floors as their keys' minimums): they give event rates
@@ -49,6 +52,8 @@ struct NetworkConfig {
   std::vector<double> snapshot_times;
   std::uint64_t max_events = kDefaultEventBudget;
   double dense_step = 1;
+  std::int64_t tape_checkpoint_every = 0;
+  RunSettings run_settings() const { return {max_events, dense_step, tape_checkpoint_every}; }
 };
 
 // `origin` names the source (a file path) in error messages. Top-level keys listed in
@@ -109,8 +114,7 @@ SimOptions<Scalar> sim_options(const NetworkConfig& cfg) {
   o.end_time = static_cast<Scalar>(cfg.end_time);
   for (double t : cfg.readout_times) o.readout_times.push_back(static_cast<Scalar>(t));
   for (double t : cfg.snapshot_times) o.snapshot_times.push_back(static_cast<Scalar>(t));
-  o.max_events = cfg.max_events;
-  o.dense_step = static_cast<Scalar>(cfg.dense_step);
+  cfg.run_settings().apply_to(o);
   return o;
 }
 

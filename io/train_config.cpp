@@ -77,6 +77,7 @@ TrainRunConfig parse_train_config(const std::string& text, const std::string& or
               "stop_at_test_accuracy", "stop_patience", "activity_regularizer"},
              origin, "training");
   TrainConfig& tc = cfg.training;
+  tc.run = cfg.network.run_settings();
   if (training.contains("optimizer")) {
     if (!training["optimizer"].is_string())
       fail(origin, "training.optimizer", "expected adam or sgd");

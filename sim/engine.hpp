@@ -105,7 +105,7 @@ class EventLoop {
     result_.layers.resize(static_cast<std::size_t>(layers_));
     for (Index l = 0; l < layers_; ++l) {
       Layer<Scalar>& layer = net_.layer(l);
-      layer.set_tape_recording({tape_ != nullptr, tape_ ? tape_->checkpoint_every : 0});
+      layer.set_tape_recording({tape_ != nullptr, options_.tape_checkpoint_every});
       layer.reset();
       result_.layers[l].units = layer.units();
       result_.layers[l].clocked = layer.clocked();

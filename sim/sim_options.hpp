@@ -47,6 +47,26 @@ struct SimOptions {
   // equivalent (Dense, ActivationSparsity; docs/metrics.md): the model's input bin where it has
   // one. Clocked layers use their own tick. Configurations: "simulation": {"dense_step": ms}.
   Scalar dense_step = 1;
+  // With a tape: keep the layers' state every K of a layer's steps and recompute the rest in the
+  // backward pass (sim/tape.hpp TapeSettings); 0: each family chooses. Configurations:
+  // "simulation": {"tape_checkpoint_every": K}.
+  std::int64_t tape_checkpoint_every = 0;
+};
+
+// What a network's configuration sets for every run, whatever the sample ("simulation":
+// max_events, dense_step, tape_checkpoint_every): samples carry their own end time and readouts
+// (train/sample.hpp) and take these from here.
+struct RunSettings {
+  std::uint64_t max_events = kDefaultEventBudget;
+  double dense_step = 1;
+  std::int64_t tape_checkpoint_every = 0;
+
+  template <class Scalar>
+  void apply_to(SimOptions<Scalar>& o) const {
+    o.max_events = max_events;
+    o.dense_step = static_cast<Scalar>(dense_step);
+    o.tape_checkpoint_every = tape_checkpoint_every;
+  }
 };
 
 namespace detail {
@@ -89,6 +109,8 @@ void validate_simulation(const Network<Scalar>& net, Index input_channels,
        << net.layer(0).type_name() << ") expects " << net.input_channels();
     throw std::invalid_argument(os.str());
   }
+  if (options.tape_checkpoint_every < 0)
+    throw std::invalid_argument("simulate: tape_checkpoint_every must be >= 0 (0: automatic)");
   if (options.max_events == 0)
     throw std::invalid_argument("simulate: the event budget (max_events) must be positive");
   if (!std::isfinite(options.dense_step) || !(options.dense_step > 0)) {

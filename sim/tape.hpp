@@ -19,7 +19,7 @@ struct TapeSettings {
   // A family that keeps its state per step may keep it only every `checkpoint_every` of its
   // steps and recompute the steps in between forward during the backward pass (memory per event
   // independent of the layer's size). 0: the family chooses (continuous_egru: about 64 bytes of
-  // checkpoint per step, docs/adjoint.md).
+  // checkpoint per step, docs/adjoint.md). SimOptions::tape_checkpoint_every.
   std::int64_t checkpoint_every = 0;
 };
 
@@ -56,7 +56,6 @@ class Tape {
   std::vector<TapeItem<Scalar>> items;
   std::vector<std::vector<Scalar>> step_states;  // per layer: what the family keeps per step
   std::vector<std::vector<Scalar>> end_states;   // per layer: what it keeps at the end
-  std::int64_t checkpoint_every = 0;             // handed to the layers (TapeSettings)
 
   void clear(Index layers) {
     steps.clear();

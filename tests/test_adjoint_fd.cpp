@@ -63,12 +63,13 @@ Run run(const Problem& pr, bool with_gradient) {
   auto net = build(pr);
   egret::InputStream<double> input(pr.input, pr.channels);
   egret::Tape<double> tape;
-  tape.checkpoint_every = pr.checkpoint_every;
+
   egret::SimOptions<double> opt;
   opt.end_time = pr.end;
   opt.readout_times = pr.readout_times;
   opt.readout_windows = pr.readout_windows;
   opt.tape = &tape;
+  opt.tape_checkpoint_every = pr.checkpoint_every;
   const auto fwd = egret::simulate(net, input, opt);
   const auto loss = egret::evaluate_loss(pr.loss, fwd.readouts, pr.targets);
   const auto act = egret::activity_term(net, tape, pr.end, pr.activity);

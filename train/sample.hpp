@@ -19,9 +19,10 @@ struct Sample {
   std::vector<std::pair<Scalar, Scalar>> readout_windows;  // targets follow the points' targets
   ReadoutTargets<Scalar> targets;
 
-  // The run of this sample: its end time and readouts.
-  SimOptions<Scalar> options() const {
+  // The run of this sample: its end time and readouts, and the network's settings for every run.
+  SimOptions<Scalar> options(const RunSettings& run = {}) const {
     SimOptions<Scalar> o;
+    run.apply_to(o);
     o.end_time = end_time;
     o.readout_times = readout_times;
     o.readout_windows = readout_windows;

@@ -26,9 +26,10 @@ template <class Scalar>
 SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sample<Scalar>& s,
                                                LossKind loss, bool with_gradient,
                                                const ActivityRegularizer& activity = {},
-                                               bool input_time_gradient = true) {
+                                               bool input_time_gradient = true,
+                                               const RunSettings& run = {}) {
   thread_local Tape<Scalar> tape;
-  SimOptions<Scalar> opt = s.options();
+  SimOptions<Scalar> opt = s.options(run);
   opt.record_trace = false;
   if (with_gradient) opt.tape = &tape;
   SampleOutcome<Scalar> o;

@@ -30,6 +30,7 @@ struct TrainConfig {
   int threads = 0;  // <= 0: all cores
   bool train_time_constants = false;
   ActivityRegularizer activity;  // added to the loss if weight > 0
+  RunSettings run;               // the network configuration's "simulation" settings
 };
 
 struct BatchStats {
@@ -165,7 +166,7 @@ class Trainer {
   Outcome run_sample(Network<Scalar>& net, const Sample<Scalar>& s, bool with_gradient) const {
     const SampleOutcome<Scalar> r =
         sample_loss_and_gradient(net, s, cfg_.loss, with_gradient, cfg_.activity,
-                                 /*input_time_gradient=*/false);
+                                 /*input_time_gradient=*/false, cfg_.run);
     Outcome o;
     o.stats.loss = static_cast<double>(r.loss.loss + r.activity.value);
     o.stats.correct = r.loss.correct;

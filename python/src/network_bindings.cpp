@@ -333,7 +333,7 @@ class PyNetwork {
                     const py::object& snapshot_times) {
     const PySample s = make_sample(t, channel, value, net_.input_channels(), end_time,
                                    readout_times, windows, py::none(), py::none());
-    auto opt = s.options();
+    auto opt = s.options(cfg_.run_settings());
     if (!snapshot_times.is_none()) {
       const F64 st = as_f64_vector(snapshot_times, "simulate: snapshot_times");
       opt.snapshot_times.assign(st.data(), st.data() + st.shape(0));
@@ -355,7 +355,8 @@ class PyNetwork {
     {
       py::gil_scoped_release release;
       parallel_samples(net, batch.size(), threads, [&](std::size_t i, Network<double>& local) {
-        results[i] = egret::simulate(local, batch[i]->s.input, batch[i]->options());
+        results[i] =
+            egret::simulate(local, batch[i]->s.input, batch[i]->options(cfg_.run_settings()));
       });
     }
     py::list out;
@@ -381,7 +382,7 @@ class PyNetwork {
     {
       py::gil_scoped_release release;
       parallel_samples(net, batch.size(), threads, [&](std::size_t i, Network<double>& local) {
-        auto opt = batch[i]->options();
+        auto opt = batch[i]->options(cfg_.run_settings());
         opt.tape = &tapes[i];
         opt.record_trace = false;
         results[i] = egret::simulate(local, batch[i]->s.input, opt);
@@ -412,7 +413,8 @@ class PyNetwork {
       py::gil_scoped_release release;
       parallel_samples(net, b, threads, [&](std::size_t i, Network<double>& local) {
         try {
-          out[i] = sample_loss_and_gradient(local, batch[i]->s, kind, true);
+          out[i] = sample_loss_and_gradient(local, batch[i]->s, kind, true, {}, true,
+                                            cfg_.run_settings());
         } catch (...) {
           errors[i] = std::current_exception();
         }

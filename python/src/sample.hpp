@@ -23,7 +23,7 @@ struct PySample {
   Index readouts() const {
     return static_cast<Index>(s.readout_times.size() + s.readout_windows.size());
   }
-  SimOptions<double> options() const { return s.options(); }
+  SimOptions<double> options(const RunSettings& run) const { return s.options(run); }
 };
 
 // A class label: a Python or numpy integer (or a 0-d integer array) in [0, INT_MAX].

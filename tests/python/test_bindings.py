@@ -401,3 +401,30 @@ def test_checkpoint_of_a_network_built_from_a_training_configuration(tmp_path, r
     back = egret.Network.load_checkpoint(str(tmp_path / "c.h5"))
     for k, v in net.parameters().items():
         np.testing.assert_allclose(back.parameters()[k], v, rtol=1e-14, err_msg=k)
+
+
+def test_simulation_settings_of_the_configuration_apply_to_every_run():
+    """"simulation": max_events is the event budget of every run from Python (it used to apply to
+    the CLI's simulate only), and tape_checkpoint_every sets how often the tape keeps the layers'
+    state: any K gives bitwise the same gradient (the state in between is recomputed exactly)."""
+    samples = [sample(seed=k, labels=(k % 3, 2)) for k in range(3)]
+    small = config()
+    small["simulation"]["max_events"] = 50
+    with pytest.raises(RuntimeError, match="event budget"):
+        egret.Network(small).simulate_batch(samples)
+    with pytest.raises(RuntimeError, match="event budget"):
+        egret.Network(small).loss_and_gradient(samples)
+    results = {}
+    for k in (1, 5, 0):
+        cfg = config()
+        cfg["simulation"]["tape_checkpoint_every"] = k
+        loss, grad, _ = egret.Network(cfg).loss_and_gradient(samples)
+        results[k] = (loss, grad)
+    for k in (5, 0):
+        assert results[k][0] == results[1][0]
+        for name, g in results[1][1].items():
+            np.testing.assert_array_equal(results[k][1][name], g, err_msg=f"K = {k}: {name}")
+    bad = config()
+    bad["simulation"]["tape_checkpoint_every"] = -1
+    with pytest.raises(ValueError, match="tape_checkpoint_every"):
+        egret.Network(bad)
