@@ -73,7 +73,6 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
   Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
                           Scalar d_time) override {
     const Params& p = *p_;
-    const Index n = p.units();
     const Index i = position_--;  // the layer's steps come latest first
     if (i < 0 || &st != &replay_.step(i))
       throw std::logic_error("continuous_egru adjoint: steps out of order");
@@ -104,17 +103,7 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
       to_previous = g_step;
       routed = 0;
     }
-    // Back across the interval: lam(start) from lam(end) in closed form.
-    // (An interval of length 0, between events of one time, is the identity.)
-    if (dt != 0) {
-      lam_u_gate_.setZero(n);
-      lam_z_gate_.setZero(n);
-      Cell::flow_adjoint(lam_c_, c_minus_, u_, z_, dt, p.tau_m, lam_c0_, lam_u_gate_, lam_z_gate_,
-                         (*g_.tau_m)(0, 0));
-      lam_u_ += lam_u_gate_ * u_ * (Scalar(1) - u_);
-      lam_z_ += lam_z_gate_ * (Scalar(1) - z_ * z_);
-      lam_c_.swap(lam_c0_);
-    }
+    if (dt != 0) flow_back(dt);  // an interval of length 0 is the identity
     if (crossing) lam_c_[m] += lam_c0_extra;
     // The start of the interval moves with the previous step's time.
     pending_time_ = prev ? to_previous - flow_term : Scalar(0);
@@ -190,6 +179,19 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
     if (n_crossing > 1) ++simultaneous_;
     if (u_[m] * (z_[m] - p.theta[m]) / p.tau_m < BackwardReport{}.grazing_rate) ++grazing_;
     return g * d.c0;
+  }
+
+  // Back across an interval of length dt with the gates u_, z_ and c_minus_ at its end:
+  // lam(start) from lam(end) in closed form, and the gates' adjoints.
+  void flow_back(Scalar dt) {
+    const Index n = p_->units();
+    lam_u_gate_.setZero(n);
+    lam_z_gate_.setZero(n);
+    Cell::flow_adjoint(lam_c_, c_minus_, u_, z_, dt, p_->tau_m, lam_c0_, lam_u_gate_, lam_z_gate_,
+                       (*g_.tau_m)(0, 0));
+    lam_u_ += lam_u_gate_ * u_ * (Scalar(1) - u_);
+    lam_z_ += lam_z_gate_ * (Scalar(1) - z_ * z_);
+    lam_c_.swap(lam_c0_);
   }
 
   // An interval of length 0 moves nothing; its flow term lam_c . dc/dt only feeds the time
