@@ -156,15 +156,12 @@ int run_gesture(const Options& options) {
       static_cast<double>(input_events) / static_cast<double>(train.size()),
       std::chrono::duration<double>(Clock::now() - t_start).count());
 
-  // The network as a configuration: the layer is seeded with job.seed, the readout with
-  // job.seed + 1 (io/network_config.hpp).
-  NetworkConfig ncfg;
-  ncfg.seed = job.seed;
-  ncfg.input_channels = d;
-  LayerConfig layer = parse_layer_config(builtin::kDvsGestureLayer, "built-in DVS gesture layer");
-  layer.units = job.units;
-  ncfg.layers = {layer};
-  ncfg.readout_classes = 11;
+  // The network as a configuration, the one the checkpoint stores: the layer is seeded with
+  // job.seed, the readout with job.seed + 1 (io/network_config.hpp).
+  const std::string config_text = checkpoint_configuration(job, dir, d);
+  const NetworkConfig ncfg =
+      parse_network_config(config_text, "built-in DVS gesture network", {"task"});
+  const LayerConfig& layer = ncfg.layers.front();
   const Network<double> net = build_network<double>(ncfg);
 
   TrainConfig tc;
@@ -183,7 +180,7 @@ int run_gesture(const Options& options) {
   TrainLoopOptions loop;
   loop.epochs = job.epochs;
   loop.out_dir = job.out_dir;
-  loop.config_text = checkpoint_configuration(job, dir, d);
+  loop.config_text = config_text;
   const TrainLoopResult result = run_training_loop(trainer, train, test, loop);
 
   // Held-out trace (HDF5), metrics, and the input events of the first test sample for the figure.

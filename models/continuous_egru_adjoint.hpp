@@ -76,7 +76,7 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
     const Index i = position_--;  // the layer's steps come latest first
     if (i < 0 || &st != &replay_.step(i))
       throw std::logic_error("continuous_egru adjoint: steps out of order");
-    const TapeStep<Scalar>* prev = tape.previous(st);
+    const TapeStep<Scalar>* prev = i > 0 ? &replay_.step(i - 1) : nullptr;
     Scalar g_step = d_time + pending_time_;
     if (!needs_flow(tape, st, prev)) {
       pending_time_ = 0;
@@ -200,11 +200,8 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
   // stream is mostly such intervals.
   bool needs_flow(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
                   const TapeStep<Scalar>* prev) const {
-    if (this->input_time_adjoints() || prev == nullptr || st.time != prev->time) return true;
-    return !(unwanted_input_time(tape, st) && unwanted_input_time(tape, *prev));
-  }
-  static bool unwanted_input_time(const Tape<Scalar>& tape, const TapeStep<Scalar>& s) {
-    return s.kind == EventKind::kInput && tape.items_of(s)[0].external;
+    if (prev == nullptr || st.time != prev->time) return true;
+    return !(this->time_adjoint_discarded(tape, st) && this->time_adjoint_discarded(tape, *prev));
   }
 
   std::shared_ptr<const Params> p_;

@@ -37,7 +37,6 @@ class ContinuousEgruReplay {
     tape_ = &tape;
     p_ = &p;
     n_ = p.units();
-    layer_ = layer;
     order_.clear();
     for (std::int64_t s = tape.last_step(layer); s >= 0;
          s = tape.steps[static_cast<std::size_t>(s)].prev)
@@ -118,7 +117,7 @@ class ContinuousEgruReplay {
 
   const Tape<Scalar>* tape_ = nullptr;
   const Params* p_ = nullptr;
-  Index n_ = 0, layer_ = 0;
+  Index n_ = 0;
   std::vector<std::int64_t> order_;  // the layer's steps, forward order (indices into the tape)
   std::vector<bool> checkpoint_;     // whether step i of the layer carries a checkpoint
   Index segment_first_ = 0;

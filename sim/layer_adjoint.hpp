@@ -100,6 +100,12 @@ class LayerAdjoint {
   // sweep before begin().
   void set_input_time_adjoints(bool wanted) { input_time_adjoints_ = wanted; }
   bool input_time_adjoints() const { return input_time_adjoints_; }
+  // Whether the sweep discards the time adjoint of `step`: an external input's, when input time
+  // adjoints are not wanted (adjoint/reverse_sweep.hpp route_step_time).
+  bool time_adjoint_discarded(const Tape<Scalar>& tape, const TapeStep<Scalar>& step) const {
+    return !input_time_adjoints_ && step.kind == EventKind::kInput &&
+           tape.items_of(step)[0].external;
+  }
 
  private:
   bool input_time_adjoints_ = true;
