@@ -123,6 +123,19 @@ void validate_simulation(const Network<Scalar>& net, Index input_channels,
     os << "simulate: end_time must be finite and >= 0, got " << options.end_time;
     throw std::invalid_argument(os.str());
   }
+  // An event-driven layer's activity is counted in dense_step bins (sim/recorder.hpp); their
+  // index must stay an exact integer. Clocked layers count ticks against the event budget.
+  const double bins =
+      static_cast<double>(options.end_time) / static_cast<double>(options.dense_step);
+  for (Index l = 0; l < net.size(); ++l) {
+    if (net.layer(l).clocked() || bins <= 9007199254740992.0) continue;  // 2^53
+    std::ostringstream os;
+    os << "simulate: end_time = " << options.end_time << " ms is " << bins << " dense_step bins of "
+       << options.dense_step << " ms for layer " << l << " (" << net.layer(l).type_name()
+       << "); at most 2^53 can be counted. Raise dense_step or "
+       << "shorten end_time";
+    throw std::invalid_argument(os.str());
+  }
   detail::check_request_times(options.readout_times, options.end_time, "readout");
   detail::check_request_times(options.snapshot_times, options.end_time, "snapshot");
   for (const auto& [a, b] : options.readout_windows) {

@@ -236,6 +236,23 @@ TEST(BadInput, TicksBeyondTheEventBudgetAreRefusedUpFront) {
   EXPECT_EQ(egret::simulate(net, in, opt).layers[0].internal_steps, 200u);
 }
 
+// An event-driven layer counts its activity in dense_step bins, indexed by integers; an end_time
+// of 5e20 ms at 1 ms bins once overflowed that index (found by the fuzz campaign). Refused up
+// front, naming both settings; a layer that is clocked is judged by its ticks instead.
+TEST(BadInput, DenseComparisonBinsBeyondExactIntegersAreRefused) {
+  egret::Network<double> net;  // zero weights and biases: a quiet layer
+  net.add_layer(
+      std::make_unique<egret::ContinuousEgruLayer<double>>(std::make_shared<P>(P::zeros(2, 1))));
+  const egret::InputStream<double> in({}, 1);
+  egret::SimOptions<double> opt;
+  opt.end_time = 5e20;
+  expect_error([&] { egret::simulate(net, in, opt); },
+               {"end_time = 5e+20 ms", "dense_step bins of 1 ms", "layer 0 (continuous_egru)",
+                "at most 2^53"});
+  opt.dense_step = 1e6;  // 5e14 bins: counted, and the quiet layer runs to the end
+  EXPECT_EQ(egret::simulate(net, in, opt).end_time, 5e20);
+}
+
 TEST(BadInput, RunOptions) {
   egret::Network<double> net;
   net.add_layer(
