@@ -93,15 +93,30 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
     lam_tau -= (gap * u).sum() * dt / (tau_m * tau_m);
   }
 
-  // Absolute next crossing times t + time_to_crossing(...) for every unit.
-  static void crossing_times(const Array& c, const Array& u, const Array& z, const Array& theta,
-                             Scalar tau_m, Scalar t, Array& out) {
+  // Absolute next crossing times t + time_to_crossing(...) for every unit (arguments: arrays or
+  // segments of arrays).
+  template <class C, class U, class Z, class Theta, class Out>
+  static void crossing_times(const C& c, const U& u, const Z& z, const Theta& theta, Scalar tau_m,
+                             Scalar t, Out&& out) {
     const Scalar inf = std::numeric_limits<Scalar>::infinity();
     // Lanes with z <= theta compute a meaningless log; select() discards them.
     out = (c >= theta)
               .select(t, (z > theta).select(t + (tau_m * u.inverse()) *
                                                     (Scalar(1) + (theta - c) / (z - theta)).log(),
                                             inf));
+  }
+
+  // Lower bounds of the absolute crossing times, without a logarithm: ln(1 + x) >= x / (1 + x)
+  // with x = (theta - c) / (z - theta) gives dt* >= (tau_m / u) (theta - c) / (z - c). Exact
+  // (equal to crossing_times) where the unit crosses now (c >= theta) or never (z <= theta).
+  // A sparse layer keeps these for units that cannot be the next to cross.
+  template <class C, class U, class Z, class Theta, class Out>
+  static void crossing_time_lower_bounds(const C& c, const U& u, const Z& z, const Theta& theta,
+                                         Scalar tau_m, Scalar t, Out&& out) {
+    const Scalar inf = std::numeric_limits<Scalar>::infinity();
+    out = (c >= theta)
+              .select(t,
+                      (z > theta).select(t + (tau_m * u.inverse()) * ((theta - c) / (z - c)), inf));
   }
 
   // Value carried by an internal event (y = c(s-) = theta) and the state after it.

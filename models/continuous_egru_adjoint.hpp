@@ -120,6 +120,10 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
     *g_.b_u += lam_u_.matrix();
     *g_.b_r += lam_r_.matrix();
     *g_.b_z += lam_z_.matrix();
+    if (p_->sparse) {
+      keep_connections(p_->U_u, p_->U_r, p_->U_z, *g_.U_u, *g_.U_r, *g_.U_z);
+      keep_connections(p_->V_u, p_->V_r, p_->V_z, *g_.V_u, *g_.V_r, *g_.V_z);
+    }
   }
 
   const NamedParameters<Scalar>& gradient() const override { return grad_; }
@@ -160,6 +164,16 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
     Matrix<Scalar>*tau_m = nullptr, *tau_o = nullptr;
   };
   static constexpr const char* kWhere = "continuous_egru adjoint";
+
+  // A sparse layer's gradient covers its connections only (ContinuousEgruParams::sparse): a
+  // position with zero weights in all three gates is no connection and gets no gradient.
+  static void keep_connections(const Matrix<Scalar>& w_u, const Matrix<Scalar>& w_r,
+                               const Matrix<Scalar>& w_z, Matrix<Scalar>& g_u, Matrix<Scalar>& g_r,
+                               Matrix<Scalar>& g_z) {
+    const auto absent =
+        (w_u.array() == Scalar(0) && w_r.array() == Scalar(0) && w_z.array() == Scalar(0));
+    for (Matrix<Scalar>* g : {&g_u, &g_r, &g_z}) g->array() = absent.select(Scalar(0), g->array());
+  }
 
   // The crossing time T = T_prev + dt*(c0, u, z, theta, tau_m) of unit m: its adjoint g goes to
   // the state of the previous step (returned: the extra adjoint of c0), the gates and the

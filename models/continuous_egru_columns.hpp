@@ -21,6 +21,8 @@ struct EgruColumn {
   const Scalar* z = nullptr;
   Scalar scale_ur = 0;  // applied to the u and r columns
   Scalar scale_z = 0;   // applied to the z column
+  bool input = false;   // the sender: an input channel, or a unit of the layer
+  Index index = 0;      // its channel or unit
 };
 
 // The column of an event of `kind` on channel or unit `index` with value x or y and aux r (the
@@ -35,10 +37,21 @@ EgruColumn<Scalar> event_column(const ContinuousEgruParams<Scalar>& p, EventKind
                           : Scalar(1);
   if (input) {
     const Scalar s = sign * Cell::input_scale(value);
-    return {p.U_u.col(index).data(), p.U_r.col(index).data(), p.U_z.col(index).data(), s, s};
+    return {p.U_u.col(index).data(),
+            p.U_r.col(index).data(),
+            p.U_z.col(index).data(),
+            s,
+            s,
+            true,
+            index};
   }
-  return {p.V_u.col(index).data(), p.V_r.col(index).data(), p.V_z.col(index).data(),
-          sign * Cell::recurrent_scale_ur(value), sign * Cell::recurrent_scale_z(value, aux)};
+  return {p.V_u.col(index).data(),
+          p.V_r.col(index).data(),
+          p.V_z.col(index).data(),
+          sign * Cell::recurrent_scale_ur(value),
+          sign * Cell::recurrent_scale_z(value, aux),
+          false,
+          index};
 }
 
 // a_X += scale * column_X, vectorised over the units (a_r may be skipped by passing nullptr:

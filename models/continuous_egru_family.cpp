@@ -3,6 +3,8 @@
 
 #include <limits>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "models/continuous_egru_layer.hpp"
 #include "models/egru_settings.hpp"
@@ -18,6 +20,19 @@ std::unique_ptr<Layer<Scalar>> make_continuous_egru(const LayerRecipe& r) {
   p.tau_o = r.settings.as<Scalar>("tau_o");
   p.window_input = r.settings.as<Scalar>("window_input");
   p.window_recurrent = r.settings.as<Scalar>("window_recurrent");
+  const double input_fraction = r.settings.get("connectivity.input");
+  const double recurrent_fraction = r.settings.get("connectivity.recurrent");
+  for (const double f : {input_fraction, recurrent_fraction})
+    if (!(f > 0))
+      throw std::invalid_argument(r.name +
+                                  ": connectivity fractions must be > 0 (every sender keeps at "
+                                  "least one connection); got " +
+                                  std::to_string(f));
+  if (input_fraction < 1 || recurrent_fraction < 1) {
+    p.keep_random_connections(static_cast<Scalar>(input_fraction),
+                              static_cast<Scalar>(recurrent_fraction), r.seed);
+    p.sparse = true;
+  }
   p.validate(r.name);
   return std::make_unique<ContinuousEgruLayer<Scalar>>(std::make_shared<const P>(std::move(p)));
 }
@@ -36,6 +51,11 @@ CellFamily continuous_egru_family() {
        kMinTimeScaleMs},
       {"window_recurrent", inf, 0, 1e12, true, "how long an event's contribution is held [ms]",
        kMinTimeScaleMs},
+      {"connectivity.input", 1, 0, 1, false,
+       "share of the units each input channel connects to; < 1 (with connectivity.recurrent): "
+       "a sparse layer, events cost their connections"},
+      {"connectivity.recurrent", 1, 0, 1, false,
+       "share of the units each unit connects to (the three gates share the connections)"},
   };
   for (auto& k : egru_weight_keys()) f.keys.push_back(k);
   f.make_double = &make_continuous_egru<double>;

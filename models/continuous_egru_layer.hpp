@@ -11,17 +11,23 @@
 // those of refreshing after every event: the same columns are added in the same order, and the
 // crossing times depend only on the state after the last of them. The engine sees one "next
 // internal event" per layer instead of N queue entries.
+//
+// A sparsely connected layer (ContinuousEgruParams::sparse) keeps its state unit by unit instead
+// (models/continuous_egru_sparse_units.hpp), so an event costs its column's connections; the
+// layer's own state arrays then go unused.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "models/box_egru_cell.hpp"
 #include "models/continuous_egru_adjoint.hpp"
 #include "models/continuous_egru_columns.hpp"
 #include "models/continuous_egru_params.hpp"
+#include "models/continuous_egru_sparse_units.hpp"
 #include "models/synapse_counting.hpp"
 #include "sim/layer.hpp"
 
@@ -40,6 +46,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     const Index n = p_->units();
     for (auto* v : {&a_u_, &a_r_, &a_z_, &c_, &u_, &z_, &crossing_}) v->resize(n);
     theta_ = p_->theta.array();
+    if (p_->sparse) sparse_.emplace(*p_);
     count_patterns();
     reset();
   }
@@ -56,6 +63,11 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   void reset() override {
+    counts_ = {};
+    if (sparse_) {
+      sparse_->reset(*p_);
+      return;
+    }
     a_u_ = p_->b_u.array();
     a_r_ = p_->b_r.array();
     a_z_ = p_->b_z.array();
@@ -88,6 +100,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
 
   InternalEvent<Scalar> next_internal_event() const override {
     settle();
+    if (sparse_) return {sparse_->earliest_time(), sparse_->earliest_unit()};
     return {min_time_, min_unit_};
   }
 
@@ -95,19 +108,17 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   // its reset gate r_n(t-) read before any of the simultaneous jumps, so the result does not
   // depend on the order of units.
   void fire(Scalar t, Scheduler<Scalar>& sched, std::vector<Emission<Scalar>>& out) override {
-    const Index n_units = units();
-    settle();
-    firing_.clear();
-    for (Index m = 0; m < n_units; ++m) {
-      if (crossing_[m] == t) firing_.push_back(m);
-    }
+    collect_firing_units(t);
     if (firing_.empty()) throw std::logic_error("continuous_egru: fire() with no crossing at t");
     advance(t);
     columns_.clear();
     for (Index n : firing_) {
       const Scalar y = Cell::event_value(p_->theta[n]);
-      const Scalar r = Cell::reset_gate(a_r_[n]);
-      c_[n] = Cell::reset_state();
+      const Scalar r = Cell::reset_gate(sparse_ ? sparse_->a_r()[n] : a_r_[n]);
+      if (sparse_)
+        sparse_->reset_unit(n);
+      else
+        c_[n] = Cell::reset_state();
       columns_.push_back(event_column(*p_, EventKind::kInternal, n, y, r));
       out.push_back({n, y, r});
       if (std::isfinite(p_->window_recurrent)) {
@@ -127,10 +138,19 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     settle();
     const Index n = units();
     std::vector<Scalar> c(n);
-    for (Index m = 0; m < n; ++m) c[m] = Cell::flow(c_[m], u_[m], z_[m], t - t_last_, p_->tau_m);
+    if (sparse_)
+      sparse_->state_at(t, p_->tau_m, c.data());
+    else
+      for (Index m = 0; m < n; ++m) c[m] = Cell::flow(c_[m], u_[m], z_[m], t - t_last_, p_->tau_m);
     auto vec = [](const Array& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
     LayerState<Scalar> s;
-    s.variables = {{"a_u", vec(a_u_)}, {"a_r", vec(a_r_)}, {"a_z", vec(a_z_)}, {"c", c}};
+    if (sparse_)
+      s.variables = {{"a_u", vec(sparse_->a_u())},
+                     {"a_r", vec(sparse_->a_r())},
+                     {"a_z", vec(sparse_->a_z())},
+                     {"c", c}};
+    else
+      s.variables = {{"a_u", vec(a_u_)}, {"a_r", vec(a_r_)}, {"a_z", vec(a_z_)}, {"c", c}};
     s.primary = "c";
     return s;
   }
@@ -163,6 +183,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   void record_step_state(EventKind, std::vector<Scalar>& out) const override {
     if (steps_to_checkpoint_-- > 0) return;
     steps_to_checkpoint_ = checkpoint_every_ - 1;
+    if (sparse_) return sparse_->append_state_now(p_->tau_m, out);
     for (const Array* a : {&c_, &a_u_, &a_z_})
       out.insert(out.end(), a->data(), a->data() + a->size());
   }
@@ -177,7 +198,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   // Per-unit view of the current crossing times (for tests and diagnostics).
   const Array& crossing_times() const {
     settle();
-    return crossing_;
+    return sparse_ ? sparse_->crossing_times(*p_) : crossing_;
   }
 
  private:
@@ -234,9 +255,19 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
 
   using Column = EgruColumn<Scalar>;
 
+  // firing_: the units whose crossing time is t, in increasing index order.
+  void collect_firing_units(Scalar t) {
+    settle();
+    firing_.clear();
+    if (sparse_) return sparse_->units_crossing_at(t, *p_, firing_);
+    for (Index m = 0; m < units(); ++m)
+      if (crossing_[m] == t) firing_.push_back(m);
+  }
+
   // c to time t with the gates of the interval before it (settled first: they are those of the
   // state after the last event).
   void advance(Scalar t) {
+    if (sparse_) return sparse_->begin_time(t, *p_);
     if (t == t_last_) return;
     settle();
     Cell::advance(c_, u_, z_, t - t_last_, p_->tau_m);
@@ -248,6 +279,10 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   void add_columns(Scalar t, const Column* cols, Index n_cols) {
     const Index n = units();
     advance(t);
+    if (sparse_) {
+      for (Index k = 0; k < n_cols; ++k) sparse_->add_column(cols[k]);
+      return;
+    }
     for (Index k = 0; k < n_cols; ++k) apply_column(cols[k], n, a_u_, &a_r_, a_z_);
     dirty_ = true;
   }
@@ -255,6 +290,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   // The gates and every unit's next crossing time from the state at t_last_, and the earliest
   // (ties go to the smallest unit index); once per batch of events at one time.
   void settle() const {
+    if (sparse_) return sparse_->settle(*p_);
     if (!dirty_) return;
     const Index n = units();
     Cell::gates(a_u_, a_z_, u_, z_);
@@ -273,6 +309,9 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   std::shared_ptr<const Params> p_;
+  // The per-unit state of a sparsely connected layer (p_->sparse); the members below serve the
+  // dense layer.
+  mutable std::optional<SparseEgruUnits<Scalar>> sparse_;
   Array a_u_, a_r_, a_z_, c_;  // state at t_last_
   Array theta_;                // thresholds (array copy of the parameter)
   Scalar t_last_ = 0;

@@ -14,6 +14,11 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
   Scalar tau_o = 10;      // output-trace time constant [ms]
   Scalar window_input = std::numeric_limits<Scalar>::infinity();      // hold of inputs [ms]
   Scalar window_recurrent = std::numeric_limits<Scalar>::infinity();  // hold of events [ms]
+  // Sparse connectivity: the connections are the nonzero weights (a zero in all three gates of
+  // a weight position is an absent connection). Events then cost their column's connections
+  // (models/continuous_egru_sparse_units.hpp) and gradients cover the connections only, so
+  // training keeps absent connections absent. A setting, like the windows.
+  bool sparse = false;
 
   using RandomInit = typename EgruWeights<Scalar>::RandomInit;
 

@@ -25,8 +25,9 @@ struct EgruGates {
   static Scalar candidate_derivative(Scalar z) { return Scalar(1) - z * z; }
 
   // u = sigmoid(a_u), z = tanh(a_z) for all units (a_u, a_z: arrays or array expressions).
-  template <class AU, class AZ>
-  static void gates(const AU& a_u, const AZ& a_z, Array& u, Array& z) {
+  // u, z: arrays or writable segments of arrays (the sparse layer refreshes a gathered few).
+  template <class AU, class AZ, class OU, class OZ>
+  static void gates(const AU& a_u, const AZ& a_z, OU&& u, OZ&& z) {
     u = (Scalar(1) + (-a_u).exp()).inverse();
     z = Scalar(1) - Scalar(2) * (Scalar(1) + (Scalar(2) * a_z).exp()).inverse();
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "models/parameter_checks.hpp"
 #include "sim/numeric_types.hpp"
@@ -64,6 +66,18 @@ struct EgruWeights {
         (*biases[g])(i) = means[g] + uniform(-init.bias_spread, init.bias_spread);
   }
 
+  // Sparse connectivity with a fixed fan-out: each input channel keeps
+  // max(1, round(input_fraction * N)) of its N receivers, each unit
+  // max(1, round(recurrent_fraction * N)), drawn without replacement from their own seeded stream
+  // (the weights kept are those of the dense initialisation). The three gates share the
+  // connections; the others' weights become zero. A fraction of 1 keeps every connection.
+  void keep_random_connections(Scalar input_fraction, Scalar recurrent_fraction,
+                               std::uint64_t seed) {
+    SeededUniform<double> uniform(seed ^ 0x5bd1e995c0ffee11ULL);
+    keep_random_rows(U_u, U_r, U_z, input_fraction, uniform);
+    keep_random_rows(V_u, V_r, V_z, recurrent_fraction, uniform);
+  }
+
   // Throws std::invalid_argument naming the first problem found.
   void validate_weights(const std::string& layer) const {
     const Index n = theta.size();
@@ -93,6 +107,30 @@ struct EgruWeights {
            << " (the event rate would have no useful bound)";
         throw std::invalid_argument(os.str());
       }
+    }
+  }
+
+ private:
+  static void keep_random_rows(Matrix<Scalar>& w_u, Matrix<Scalar>& w_r, Matrix<Scalar>& w_z,
+                               Scalar fraction, SeededUniform<double>& uniform) {
+    if (!(fraction < Scalar(1))) return;
+    const Index n = w_u.rows();
+    const auto keep = std::clamp<Index>(
+        static_cast<Index>(std::llround(static_cast<double>(fraction) * static_cast<double>(n))), 1,
+        n);
+    std::vector<Index> order(static_cast<std::size_t>(n));
+    std::vector<char> kept(static_cast<std::size_t>(n));
+    for (Index k = 0; k < w_u.cols(); ++k) {
+      for (Index i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+      std::fill(kept.begin(), kept.end(), 0);
+      for (Index i = 0; i < keep; ++i) {  // partial Fisher-Yates
+        const auto j = std::min<Index>(
+            n - 1, i + static_cast<Index>(uniform(0, 1) * static_cast<double>(n - i)));
+        std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(j)]);
+        kept[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = 1;
+      }
+      for (Index m = 0; m < n; ++m)
+        if (!kept[static_cast<std::size_t>(m)]) w_u(m, k) = w_r(m, k) = w_z(m, k) = Scalar(0);
     }
   }
 };

@@ -153,7 +153,12 @@ std::vector<Param> sample_parameters(const Problem& pr, std::mt19937_64& rng, in
     for (const Mat& m : {Mat{"U_u", &P::U_u}, Mat{"U_r", &P::U_r}, Mat{"U_z", &P::U_z},
                          Mat{"V_u", &P::V_u}, Mat{"V_r", &P::V_r}, Mat{"V_z", &P::V_z}}) {
       for (int k = 0; k < per_matrix; ++k) {
-        const Index i = pick((p.*(m.param)).rows()), j = pick((p.*(m.param)).cols());
+        Index i = pick((p.*(m.param)).rows()), j = pick((p.*(m.param)).cols());
+        // A sparse layer's parameters are its connections (the nonzero weights).
+        while (p.sparse && (p.*(m.param))(i, j) == 0) {
+          i = pick((p.*(m.param)).rows());
+          j = pick((p.*(m.param)).cols());
+        }
         out.push_back({L + m.name + "(" + std::to_string(i) + "," + std::to_string(j) + ")",
                        [=](Problem& q) -> double& { return (q.layers[l].*(m.param))(i, j); },
                        [=](const egret::Gradient<double>& g) {
@@ -400,6 +405,88 @@ TEST(AdjointFiniteDifference, CheckpointedTapeGivesTheFullyTapedGradient) {
     EXPECT_EQ(r.grad.input_time, full.grad.input_time) << "K = " << k;
     EXPECT_EQ(r.grad.input_value, full.grad.input_value) << "K = " << k;
   }
+}
+
+// A sparsely connected layer (ContinuousEgruParams::sparse) keeps each unit's state at its own
+// time and touches only an event's connections; the same weights in a dense layer give the same
+// events and, on the connections, the same gradient to rounding (1e-12 relative). Absent
+// connections get no gradient (the dense layer gives them one), and the checkpointed tape's
+// recomputation (dense, from each checkpoint) gives the fully taped gradient to rounding.
+void make_sparse(Problem& pr, double fraction, std::uint64_t seed) {
+  for (auto& p : pr.layers) {
+    p.keep_random_connections(fraction, fraction, seed++);
+    p.sparse = true;
+  }
+}
+
+// Relative error of a parameter's gradient as a whole: max |a - b| <= rel * max |b|.
+void expect_close(const egret::Matrix<double>& a, const egret::Matrix<double>& b, double rel,
+                  const std::string& what) {
+  ASSERT_EQ(a.rows(), b.rows()) << what;
+  ASSERT_EQ(a.cols(), b.cols()) << what;
+  const double err = (a - b).cwiseAbs().maxCoeff(), scale = b.cwiseAbs().maxCoeff();
+  EXPECT_LE(err, rel * scale) << what << ": relative error " << err / scale;
+}
+
+TEST(SparseConnectivity, SameEventsAndGradientAsTheDenseLayerOnTheConnections) {
+  Problem sparse = random_problem(71, {24, 10}, 6, 60.0);
+  make_sparse(sparse, 0.3, 5);
+  Problem dense = sparse;
+  for (auto& p : dense.layers) p.sparse = false;
+  const auto rs = run(sparse, true), rd = run(dense, true);
+  ASSERT_TRUE(rs.report.ok()) << rs.report.first_problem;
+  ASSERT_GE(rs.emitted, 40u) << "scenario too quiet to be a test";
+  ASSERT_EQ(rs.events, rd.events);
+  EXPECT_NEAR(rs.loss, rd.loss, 1e-12 * std::abs(rd.loss));
+  std::size_t absent = 0, dense_nonzero = 0;
+  for (std::size_t l = 0; l < sparse.layers.size(); ++l) {
+    const P& p = sparse.layers[l];
+    for (const char* name : {"U_u", "U_r", "U_z", "V_u", "V_r", "V_z"}) {
+      const auto& gs = rs.grad.layers[l].at(name, "test");
+      const auto& gd = rd.grad.layers[l].at(name, "test");
+      const auto& w = std::string(name)[0] == 'U' ? p.U_u : p.V_u;
+      egret::Matrix<double> gd_on_connections = gd;
+      for (Index i = 0; i < w.rows(); ++i)
+        for (Index j = 0; j < w.cols(); ++j)
+          if (w(i, j) == 0) {
+            ++absent;
+            dense_nonzero += gd(i, j) != 0;
+            EXPECT_EQ(gs(i, j), 0) << name << "(" << i << "," << j << ") is no connection";
+            gd_on_connections(i, j) = 0;
+          }
+      expect_close(gs, gd_on_connections, 1e-12, "layer " + std::to_string(l) + " " + name);
+    }
+    for (const char* name : {"b_u", "b_r", "b_z", "theta", "tau_m", "tau_o", "c_init"})
+      expect_close(rs.grad.layers[l].at(name, "test"), rd.grad.layers[l].at(name, "test"), 1e-12,
+                   "layer " + std::to_string(l) + " " + name);
+  }
+  EXPECT_GT(absent, 1000u);
+  EXPECT_GT(dense_nonzero, absent / 4) << "the dense layer should give absent weights gradients";
+  expect_close(rs.grad.W_o, rd.grad.W_o, 1e-12, "W_o");
+
+  for (std::int64_t k : {1, 5}) {  // checkpoint every step / every 5th
+    Problem q = sparse;
+    q.checkpoint_every = k;
+    const auto rk = run(q, true);
+    for (std::size_t l = 0; l < q.layers.size(); ++l)
+      for (const auto& e : rs.grad.layers[l])
+        expect_close(rk.grad.layers[l].at(e.spec.name, "test"), e.value, 1e-12,
+                     "K = " + std::to_string(k) + " " + e.spec.name);
+  }
+}
+
+TEST(SparseConnectivity, GradientAgainstFiniteDifferences) {
+  FdStats st;
+  for (std::uint64_t seed : {81, 82}) {
+    Problem pr = random_problem(
+        seed, seed == 81 ? std::vector<Index>{16} : std::vector<Index>{12, 6}, 5, 50.0);
+    make_sparse(pr, 0.25, seed);
+    check_problem(pr, seed, 5, st, 20);
+  }
+  std::printf("  sparse layers: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
+              st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 80);
+  EXPECT_LT(st.skipped, st.checked / 10);
 }
 
 // The single-unit derivatives of the first crossing time t* = (tau/u) ln((z - c0)/(z - theta))

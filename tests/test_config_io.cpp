@@ -301,3 +301,52 @@ TEST(ConfigIo, EventBudgetStopsTheRunAndLeavesNoTrace) {
 }
 
 }  // namespace
+
+// "connectivity": each input channel and each unit keeps a fixed share of receivers, the same
+// in the three gates (the dense initialisation's weights where kept); the layer is then sparse.
+// A share of 0 is refused, naming the layer.
+TEST(ConfigIo, ConnectivityMakesASparseLayerWithAFixedFanOut) {
+  const auto cfg = egret::parse_network_config(
+      R"({"input_channels": 7, "seed": 4, "layers": [{"type": "continuous_egru", "units": 40,
+          "connectivity": {"input": 0.25, "recurrent": 0.1}}]})",
+      "net.json");
+  const auto net = egret::build_network<double>(cfg);
+  const auto& p = dynamic_cast<const egret::ContinuousEgruLayer<double>&>(net.layer(0)).params();
+  EXPECT_TRUE(p.sparse);
+  auto dense_cfg = egret::parse_network_config(
+      R"({"input_channels": 7, "seed": 4, "layers": [{"type": "continuous_egru", "units": 40}]})",
+      "net.json");
+  const auto dense = egret::build_network<double>(dense_cfg);
+  const auto& q = dynamic_cast<const egret::ContinuousEgruLayer<double>&>(dense.layer(0)).params();
+  EXPECT_FALSE(q.sparse);
+  auto fan_out = [](const egret::Matrix<double>& a, const egret::Matrix<double>& b,
+                    const egret::Matrix<double>& c, egret::Index k) {
+    egret::Index n = 0;
+    for (egret::Index m = 0; m < a.rows(); ++m) {
+      const bool any = a(m, k) != 0 || b(m, k) != 0 || c(m, k) != 0;
+      EXPECT_EQ(any, a(m, k) != 0 && b(m, k) != 0 && c(m, k) != 0) << "gates share connections";
+      n += any;
+    }
+    return n;
+  };
+  for (egret::Index k = 0; k < 7; ++k) EXPECT_EQ(fan_out(p.U_u, p.U_r, p.U_z, k), 10) << k;
+  for (egret::Index k = 0; k < 40; ++k) EXPECT_EQ(fan_out(p.V_u, p.V_r, p.V_z, k), 4) << k;
+  for (egret::Index k = 0; k < 40; ++k)
+    for (egret::Index m = 0; m < 40; ++m)
+      if (p.V_u(m, k) != 0) {
+        EXPECT_EQ(p.V_u(m, k), q.V_u(m, k));
+      }
+  const auto fnet = egret::build_network<float>(cfg);  // float: the same connections
+  const auto& pf = dynamic_cast<const egret::ContinuousEgruLayer<float>&>(fnet.layer(0)).params();
+  EXPECT_EQ((pf.V_z.array() != 0).count(), (p.V_z.array() != 0).count());
+  EXPECT_EQ((pf.V_z.array() != 0).cast<int>().matrix(), (p.V_z.array() != 0).cast<int>().matrix());
+
+  const auto zero = egret::parse_network_config(
+      R"({"input_channels": 2, "layers": [{"type": "continuous_egru", "units": 3,
+          "connectivity": {"recurrent": 0}}]})",
+      "net.json");
+  EXPECT_NE(error_of([&] {
+              egret::build_network<double>(zero);
+            }).find("layer 0 (continuous_egru): connectivity fractions must be > 0"),
+            std::string::npos);
+}

@@ -428,3 +428,33 @@ def test_simulation_settings_of_the_configuration_apply_to_every_run():
     bad["simulation"]["tape_checkpoint_every"] = -1
     with pytest.raises(ValueError, match="tape_checkpoint_every"):
         egret.Network(bad)
+
+
+def test_sparse_connectivity_from_configuration_gradient_and_checkpoint(tmp_path):
+    """"connectivity" makes a sparse layer: a fixed fan-out of connections shared by the gates,
+    gradients that are zero exactly at absent connections (so an optimizer step keeps them
+    absent), and a checkpoint that reloads the same connections and the same loss."""
+    cfg = config()
+    cfg["layers"][0]["units"] = 20
+    cfg["layers"][0]["connectivity"] = {"input": 0.5, "recurrent": 0.2}
+    net = egret.Network(cfg)
+    p = net.parameters()
+    for name, fan_out in (("U", 10), ("V", 4)):
+        present = p[f"layer0.{name}_u"] != 0
+        np.testing.assert_array_equal(present.sum(axis=0), fan_out)
+        for gate in ("r", "z"):
+            np.testing.assert_array_equal(p[f"layer0.{name}_{gate}"] != 0, present)
+    samples = [sample(seed=k, labels=(k % 3, 2)) for k in range(3)]
+    loss, grad, _ = net.loss_and_gradient(samples)
+    for name in ("U_u", "U_r", "U_z", "V_u", "V_r", "V_z"):
+        absent = p[f"layer0.{name}"] == 0
+        assert absent.sum() > 0
+        assert np.all(grad[f"layer0.{name}"][absent] == 0), name
+        assert np.any(grad[f"layer0.{name}"][~absent] != 0), name
+    net.set_parameters({k: p[k] - 0.1 * grad[k] for k in grad if k.startswith("layer0.V")})
+    after = net.parameters()
+    np.testing.assert_array_equal(after["layer0.V_u"] == 0, p["layer0.V_u"] == 0)
+    net.save_checkpoint(str(tmp_path / "sparse.h5"), epoch=1)
+    again = egret.Network.load_checkpoint(str(tmp_path / "sparse.h5"))
+    np.testing.assert_array_equal(again.parameters()["layer0.V_z"], after["layer0.V_z"])
+    assert again.loss_and_gradient(samples)[0] == net.loss_and_gradient(samples)[0]
