@@ -10,6 +10,7 @@
 
 #include "adjoint/losses.hpp"
 #include "adjoint/reverse_sweep.hpp"
+#include "bench/continuous_bench_layer.hpp"
 #include "events/synthetic_input.hpp"
 #include "models/continuous_egru_layer.hpp"
 #include "sim/engine.hpp"
@@ -23,13 +24,7 @@ template <class Scalar>
 void run(Index n, double sim_ms, int reps, std::int64_t checkpoint_every) {
   using P = egret::ContinuousEgruParams<Scalar>;
   const Index d = 64, classes = 10;
-  typename P::RandomInit init;
-  init.weight_scale = Scalar(1.5);
-  init.bias_z = Scalar(0.5);
-  init.bias_spread = Scalar(0.3);
-  P p = P::random(n, d, 42, init);
-  p.window_input = 5;
-  p.window_recurrent = 5;
+  const P p = egret::bench::continuous_bench_params<Scalar>(n, d);
   egret::Network<Scalar> net;
   net.add_layer(std::make_unique<egret::ContinuousEgruLayer<Scalar>>(std::make_shared<P>(p)));
   egret::Readout<Scalar> ro;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "bench/continuous_bench_layer.hpp"
 #include "bench/timed_layer.hpp"
 #include "events/synthetic_input.hpp"
 #include "models/continuous_egru_layer.hpp"
@@ -20,16 +21,7 @@ template <class Scalar>
 void run(Index n, double sim_ms, int reps) {
   using P = egret::ContinuousEgruParams<Scalar>;
   const Index d = 64;
-  typename P::RandomInit init;
-  init.weight_scale = Scalar(1.5);
-  init.bias_z = Scalar(0.5);
-  init.bias_spread = Scalar(0.3);
-  init.threshold = Scalar(0.3);
-  P p = P::random(n, d, 42, init);
-  p.tau_m = 10;
-  p.tau_o = 10;
-  p.window_input = 5;
-  p.window_recurrent = 5;
+  const P p = egret::bench::continuous_bench_params<Scalar>(n, d);
   const auto input = egret::poisson_input<Scalar>(d, 50.0, sim_ms, 7);  // 3.2 inputs per ms
 
   double best_wall = 1e30, best_layer = 0;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "bench/continuous_bench_layer.hpp"
 #include "events/synthetic_input.hpp"
 #include "models/continuous_egru_layer.hpp"
 #include "sim/engine.hpp"
@@ -48,15 +49,7 @@ template <class Scalar>
 void run(Index n, double fraction, double sim_ms, int reps) {
   using P = egret::ContinuousEgruParams<Scalar>;
   const Index d = 64;
-  typename P::RandomInit init;
-  init.weight_scale = Scalar(1.5);
-  init.bias_z = Scalar(0.5);
-  init.bias_spread = Scalar(0.3);
-  init.threshold = Scalar(0.3);
-  P dense = P::random(n, d, 42, init);
-  dense.tau_m = 10;
-  dense.window_input = 5;
-  dense.window_recurrent = 5;
+  const P dense = egret::bench::continuous_bench_params<Scalar>(n, d);
   P sparse = dense;
   sparse.keep_random_connections(static_cast<Scalar>(fraction), static_cast<Scalar>(fraction), 42);
   sparse.sparse = true;
