@@ -114,7 +114,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     columns_.clear();
     for (Index n : firing_) {
       const Scalar y = Cell::event_value(p_->theta[n]);
-      const Scalar r = Cell::reset_gate(sparse_ ? sparse_->a_r()[n] : a_r_[n]);
+      const Scalar r = Cell::reset_gate(sparse_ ? sparse_->a_r(n) : a_r_[n]);
       if (sparse_)
         sparse_->reset_unit(n);
       else
@@ -145,9 +145,9 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     auto vec = [](const Array& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
     LayerState<Scalar> s;
     if (sparse_)
-      s.variables = {{"a_u", vec(sparse_->a_u())},
-                     {"a_r", vec(sparse_->a_r())},
-                     {"a_z", vec(sparse_->a_z())},
+      s.variables = {{"a_u", sparse_->field(&SparseEgruUnits<Scalar>::UnitRecord::a_u)},
+                     {"a_r", sparse_->field(&SparseEgruUnits<Scalar>::UnitRecord::a_r)},
+                     {"a_z", sparse_->field(&SparseEgruUnits<Scalar>::UnitRecord::a_z)},
                      {"c", c}};
     else
       s.variables = {{"a_u", vec(a_u_)}, {"a_r", vec(a_r_)}, {"a_z", vec(a_z_)}, {"c", c}};

@@ -62,13 +62,22 @@ class SparseEgruUnits {
   using Array = typename Cell::Array;
   using Params = ContinuousEgruParams<Scalar>;
 
+  // A unit's state in one record (one cache line in double): an event's work on a unit reads
+  // and writes one place.
+  struct alignas(8 * sizeof(Scalar)) UnitRecord {
+    Scalar a_u, a_r, a_z;  // current pre-activations
+    Scalar c, anchor;      // c at the anchor time t_m
+    Scalar u, z;           // gates since t_m (settled units)
+    Scalar theta;
+  };
+
   explicit SparseEgruUnits(const Params& p)
       : input_(EgruConnections<Scalar>::of(p.U_u, p.U_r, p.U_z)),
         recurrent_(EgruConnections<Scalar>::of(p.V_u, p.V_r, p.V_z)) {
     const Index n = p.units();
-    for (Array* a :
-         {&a_u_, &a_r_, &a_z_, &c_, &anchor_, &u_, &z_, &crossing_, &gather_c_, &gather_u_,
-          &gather_z_, &gather_dt_, &gather_a_u_, &gather_a_z_, &gather_theta_, &gather_crossing_})
+    unit_.resize(static_cast<std::size_t>(n));
+    for (Array* a : {&crossing_, &gather_c_, &gather_u_, &gather_z_, &gather_dt_, &gather_a_u_,
+                     &gather_a_z_, &gather_theta_, &gather_crossing_})
       a->resize(n);
     marked_.assign(static_cast<std::size_t>(n), 0);
     exact_.assign(static_cast<std::size_t>(n), 0);
@@ -76,15 +85,12 @@ class SparseEgruUnits {
     touched_.reserve(static_cast<std::size_t>(n));
   }
 
-  // Every unit at t = 0 with its initial state; all of them to be settled.
+  // Every unit at t = 0 with its initial state; all of them to be settled. The gates start at
+  // 0: the flow of the first settle() has dt = 0 and needs them finite only.
   void reset(const Params& p) {
-    a_u_ = p.b_u.array();
-    a_r_ = p.b_r.array();
-    a_z_ = p.b_z.array();
-    c_ = p.c_init.array();
-    anchor_.setZero();
-    u_.setZero();  // the flow of the first settle() has dt = 0; its gates must be finite
-    z_.setZero();
+    for (Index m = 0; m < units(); ++m)
+      unit(m) = {p.b_u[m],  p.b_r[m],  p.b_z[m],  p.c_init[m],
+                 Scalar(0), Scalar(0), Scalar(0), p.theta[m]};
     now_ = 0;
     earliest_unit_ = -1;
     touched_.clear();
@@ -92,11 +98,15 @@ class SparseEgruUnits {
     for (Index m = 0; m < units(); ++m) mark(m);
   }
 
-  Index units() const { return c_.size(); }
+  Index units() const { return static_cast<Index>(unit_.size()); }
   Scalar now() const { return now_; }
-  const Array& a_u() const { return a_u_; }
-  const Array& a_r() const { return a_r_; }
-  const Array& a_z() const { return a_z_; }
+  Scalar a_r(Index m) const { return unit(m).a_r; }
+  // One field of every unit (a_u, a_r or a_z), for snapshots.
+  std::vector<Scalar> field(Scalar UnitRecord::*f) const {
+    std::vector<Scalar> v(unit_.size());
+    for (std::size_t m = 0; m < unit_.size(); ++m) v[m] = unit_[m].*f;
+    return v;
+  }
 
   // The time of the next event: the touched units of the previous time are settled first, so
   // every unit's gates describe its interval up to t.
@@ -112,20 +122,23 @@ class SparseEgruUnits {
   void add_column(const EgruColumn<Scalar>& col) {
     const EgruConnections<Scalar>& conn = col.input ? input_ : recurrent_;
     const auto k = static_cast<std::size_t>(col.index);
+    const Index* rows = conn.rows.data();
+    const Scalar* weights = conn.weights.data();
     for (std::int64_t e = conn.start[k]; e < conn.start[k + 1]; ++e) {
-      const Index m = conn.rows[static_cast<std::size_t>(e)];
-      const Scalar* w = &conn.weights[static_cast<std::size_t>(3 * e)];
-      a_u_[m] += col.scale_ur * w[0];
-      a_r_[m] += col.scale_ur * w[1];
-      a_z_[m] += col.scale_z * w[2];
+      const Index m = rows[e];
+      const Scalar* w = weights + 3 * e;
+      UnitRecord& r = unit(m);
+      r.a_u += col.scale_ur * w[0];
+      r.a_r += col.scale_ur * w[1];
+      r.a_z += col.scale_z * w[2];
       mark(m);
     }
   }
 
   // A unit that crossed at now(): its state restarts from the reset value.
   void reset_unit(Index m) {
-    c_[m] = Cell::reset_state();
-    anchor_[m] = now_;
+    unit(m).c = Cell::reset_state();
+    unit(m).anchor = now_;
     mark(m);
   }
 
@@ -134,7 +147,7 @@ class SparseEgruUnits {
   void settle(const Params& p) {
     const auto k = static_cast<Index>(touched_.size());
     if (k == 0) return;
-    gather_touched(p.theta.data());
+    gather_touched();
     // c to now() with the gates of the interval before (dt = 0 for a unit that was reset now:
     // c is kept exactly), then the new gates and crossing times.
     auto c = gather_c_.head(k), u = gather_u_.head(k), z = gather_z_.head(k);
@@ -144,16 +157,16 @@ class SparseEgruUnits {
                                      gather_crossing_.head(k));
     const bool rescan =
         earliest_unit_ < 0 || marked_[static_cast<std::size_t>(earliest_unit_)] != 0;
-    scatter_touched(rescan, p);
-    if (rescan) find_earliest(p);
+    scatter_touched(rescan, p.tau_m);
+    if (rescan) find_earliest(p.tau_m);
   }
 
   // Requires settle() since the last change.
   Index earliest_unit() const { return earliest_unit_; }
   Scalar earliest_time() const { return earliest_time_; }
   // The units whose crossing time is t (the earliest), in increasing index order; one unit
-  // crosses alone nearly always, which a vectorised count confirms.
-  // A unit holding a lower bound equal to t may still cross later: its exact time decides.
+  // crosses alone nearly always, which a vectorised count confirms. A unit holding a lower
+  // bound equal to t may still cross later: its exact time decides.
   void units_crossing_at(Scalar t, const Params& p, std::vector<Index>& out) {
     if (t == earliest_time_ && (crossing_ == t).count() == 1) {
       out.push_back(earliest_unit_);
@@ -161,76 +174,83 @@ class SparseEgruUnits {
     }
     for (Index m = 0; m < units(); ++m) {
       if (crossing_[m] != t) continue;
-      make_exact(m, p);
+      make_exact(m, p.tau_m);
       if (crossing_[m] == t) out.push_back(m);
     }
   }
   // Every unit's exact next crossing time (for tests and diagnostics: computes the deferred ones).
   const Array& crossing_times(const Params& p) {
-    for (Index m = 0; m < units(); ++m) make_exact(m, p);
+    for (Index m = 0; m < units(); ++m) make_exact(m, p.tau_m);
     return crossing_;
   }
 
   // c of every unit at time t >= each anchor.
   void state_at(Scalar t, Scalar tau_m, Scalar* c_out) const {
-    for (Index m = 0; m < units(); ++m)
-      c_out[m] = Cell::flow(c_[m], u_[m], z_[m], t - anchor_[m], tau_m);
+    for (Index m = 0; m < units(); ++m) {
+      const UnitRecord& r = unit(m);
+      c_out[m] = Cell::flow(r.c, r.u, r.z, t - r.anchor, tau_m);
+    }
   }
   // The dense state [c; a_u; a_z] at now(), for a checkpoint of the tape. Every unit's gates
   // are still those of its interval up to now() (a touched unit's are replaced by settle()).
   void append_state_now(Scalar tau_m, std::vector<Scalar>& out) const {
     const std::size_t at = out.size();
-    out.resize(at + static_cast<std::size_t>(units()));
+    out.resize(at + 3 * unit_.size());
     state_at(now_, tau_m, out.data() + at);
-    for (const Array* a : {&a_u_, &a_z_}) out.insert(out.end(), a->data(), a->data() + a->size());
+    for (std::size_t m = 0; m < unit_.size(); ++m) {
+      out[at + unit_.size() + m] = unit_[m].a_u;
+      out[at + 2 * unit_.size() + m] = unit_[m].a_z;
+    }
   }
 
  private:
-  // The touched units' state into contiguous buffers (raw pointers: the compiler cannot tell
-  // that the arrays do not alias and would reload every member each time).
-  void gather_touched(const Scalar* theta) {
+  UnitRecord& unit(Index m) { return unit_[static_cast<std::size_t>(m)]; }
+  const UnitRecord& unit(Index m) const { return unit_[static_cast<std::size_t>(m)]; }
+
+  // The touched units' state into contiguous buffers, where the flow and gates vectorise.
+  void gather_touched() {
     const Index* touched = touched_.data();
-    const Scalar *c = c_.data(), *u = u_.data(), *z = z_.data(), *anchor = anchor_.data();
-    const Scalar *a_u = a_u_.data(), *a_z = a_z_.data();
+    const UnitRecord* units = unit_.data();
     Scalar *gc = gather_c_.data(), *gu = gather_u_.data(), *gz = gather_z_.data();
     Scalar *gdt = gather_dt_.data(), *gau = gather_a_u_.data(), *gaz = gather_a_z_.data();
     Scalar* gth = gather_theta_.data();
     const Scalar now = now_;
     for (std::size_t i = 0; i < touched_.size(); ++i) {
-      const Index m = touched[i];
-      gc[i] = c[m];
-      gu[i] = u[m];
-      gz[i] = z[m];
-      gdt[i] = now - anchor[m];
-      gau[i] = a_u[m];
-      gaz[i] = a_z[m];
-      gth[i] = theta[m];
+      const UnitRecord& r = units[touched[i]];
+      gc[i] = r.c;
+      gu[i] = r.u;
+      gz[i] = r.z;
+      gdt[i] = now - r.anchor;
+      gau[i] = r.a_u;
+      gaz[i] = r.a_z;
+      gth[i] = r.theta;
     }
   }
   // Back to the units, unmarked; the earliest crossing updated unless a pass will find it. A
   // touched unit holds a lower bound of its crossing time; only one that could come before the
   // earliest so far gets its exact time (the logarithm) now.
-  void scatter_touched(bool rescan, const Params& p) {
+  void scatter_touched(bool rescan, Scalar tau_m) {
     const Index* touched = touched_.data();
-    Scalar *c = c_.data(), *u = u_.data(), *z = z_.data(), *anchor = anchor_.data();
+    UnitRecord* units = unit_.data();
     Scalar* crossing = crossing_.data();
     const Scalar *gc = gather_c_.data(), *gu = gather_u_.data(), *gz = gather_z_.data();
     const Scalar *gcr = gather_crossing_.data(), *gth = gather_theta_.data();
-    std::uint8_t* marked = marked_.data();
+    std::uint8_t *marked = marked_.data(), *exact = exact_.data();
     const Scalar now = now_;
     Scalar best = earliest_time_;
     Index best_unit = earliest_unit_;
     for (std::size_t i = 0; i < touched_.size(); ++i) {
       const Index m = touched[i];
-      c[m] = gc[i];
-      anchor[m] = now;
-      u[m] = gu[i];
-      z[m] = gz[i];
+      UnitRecord& r = units[m];
+      r.c = gc[i];
+      r.anchor = now;
+      r.u = gu[i];
+      r.z = gz[i];
       crossing[m] = gcr[i];
-      exact_[static_cast<std::size_t>(m)] = !(gc[i] < gth[i] && gz[i] > gth[i]);
+      exact[m] = !(gc[i] < gth[i] && gz[i] > gth[i]);
       marked[m] = 0;
       if (rescan || !precedes(m, best, best_unit)) continue;
-      make_exact(m, p);
+      make_exact(m, tau_m);
       if (precedes(m, best, best_unit)) {
         best = crossing[m];
         best_unit = m;
@@ -246,24 +266,24 @@ class SparseEgruUnits {
   }
   // The earliest exact crossing: the smallest value held (vectorised; then the first unit at
   // that value); a lower bound there is replaced by its exact time and the search repeated.
-  void find_earliest(const Params& p) {
+  void find_earliest(Scalar tau_m) {
     for (;;) {
       earliest_time_ = crossing_.minCoeff();
       const Scalar* first = crossing_.data();
       earliest_unit_ = std::find(first, first + units(), earliest_time_) - first;
       if (earliest_unit_ == units()) earliest_unit_ = 0;  // NaN times: no unit equals the min
       if (exact_[static_cast<std::size_t>(earliest_unit_)]) return;
-      make_exact(earliest_unit_, p);
+      make_exact(earliest_unit_, tau_m);
     }
   }
-  // The exact crossing time of an unmarked unit from its state at its anchor (the same
-  // expression as the dense layer's, BoxEgruCell::crossing_times).
-  void make_exact(Index m, const Params& p) {
+  // The exact crossing time of an unmarked unit from its state at its anchor: the expression
+  // of BoxEgruCell::crossing_times, term for term.
+  void make_exact(Index m, Scalar tau_m) {
     auto& exact = exact_[static_cast<std::size_t>(m)];
     if (exact) return;
-    Cell::crossing_times(c_.segment(m, 1), u_.segment(m, 1), z_.segment(m, 1),
-                         p.theta.array().segment(m, 1), p.tau_m, anchor_[m],
-                         crossing_.segment(m, 1));
+    const UnitRecord& r = unit(m);
+    crossing_[m] = r.anchor + (tau_m * (Scalar(1) / r.u)) *
+                                  std::log(Scalar(1) + (r.theta - r.c) / (r.z - r.theta));
     exact = 1;
   }
   void mark(Index m) {
@@ -272,10 +292,10 @@ class SparseEgruUnits {
     flag = 1;
     touched_.push_back(m);
   }
+
   EgruConnections<Scalar> input_, recurrent_;
-  Array a_u_, a_r_, a_z_;   // current pre-activations
-  Array c_, anchor_;        // c_m at its anchor time t_m
-  Array u_, z_, crossing_;  // gates since t_m and the next crossing time (settled units)
+  std::vector<UnitRecord> unit_;
+  Array crossing_;  // each unit's next crossing time or a lower bound of it (exact_)
   Scalar now_ = 0;
   std::vector<std::uint8_t> marked_;  // touched since the last settle()
   std::vector<std::uint8_t> exact_;   // crossing_[m] is exact, not a lower bound
