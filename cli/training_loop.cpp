@@ -83,6 +83,15 @@ TrainLoopResult run_training_loop(Trainer<double>& trainer,
   std::printf("epoch %4d  held-out loss %.4f  %s %5.1f%%\n", o.first_epoch - 1, r.test.loss,
               o.accuracy_name, 100 * r.test.accuracy());
   std::fflush(stdout);
+  const int prune_epoch = trainer.config().prune_after_epoch;
+  auto prune = [&](const char* when) {
+    const std::size_t cut = trainer.prune();
+    std::printf("pruned %s: each sender keeps %.3g of its connections (%zu weights cut)\n", when,
+                trainer.config().prune_keep, cut);
+  };
+  // A run resumed after the pruning epoch makes its layers sparse again (cutting nothing: the
+  // checkpoint's weights are pruned already).
+  if (prune_epoch > 0 && o.first_epoch - 1 >= prune_epoch) prune("again on resuming");
   int epoch = o.first_epoch, at_target = 0;
   double train_seconds = 0, train_steps = 0;
   for (; epoch <= o.epochs; ++epoch) {
@@ -108,6 +117,7 @@ TrainLoopResult run_training_loop(Trainer<double>& trainer,
         << r.test.accuracy() << ',' << s.rate_per_unit() << ',' << events_per_s << ','
         << s.grad_norm << ',' << s.skipped_samples << ',' << s.grazing << ',' << total << '\n';
     write_file_atomically(log_path, log.str());
+    if (epoch == prune_epoch) prune(("after epoch " + std::to_string(epoch)).c_str());
     if (o.checkpoint_every > 0 && epoch % o.checkpoint_every == 0) save(epoch);
     at_target = o.stop_at_test_accuracy > 0 && r.test.accuracy() >= o.stop_at_test_accuracy
                     ? at_target + 1

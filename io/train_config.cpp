@@ -74,7 +74,7 @@ TrainRunConfig parse_train_config(const std::string& text, const std::string& or
   check_keys(training,
              {"optimizer", "learning_rate", "beta1", "beta2", "epsilon", "clip_norm", "epochs",
               "batch_size", "loss", "seed", "threads", "train_time_constants",
-              "stop_at_test_accuracy", "stop_patience", "activity_regularizer"},
+              "stop_at_test_accuracy", "stop_patience", "activity_regularizer", "prune"},
              origin, "training");
   TrainConfig& tc = cfg.training;
   tc.run = cfg.network.run_settings();
@@ -113,6 +113,15 @@ TrainRunConfig parse_train_config(const std::string& text, const std::string& or
     tc.activity.target_hz = number(a, "target_hz", 0, origin, "training.activity_regularizer");
     if (tc.activity.weight < 0 || tc.activity.target_hz < 0)
       fail(origin, "training.activity_regularizer", "weight and target_hz must be >= 0");
+  }
+  if (training.contains("prune")) {
+    const json& pr = training["prune"];
+    check_keys(pr, {"after_epoch", "keep"}, origin, "training.prune");
+    tc.prune_after_epoch =
+        static_cast<int>(integer(pr, "after_epoch", 1, 1, origin, "training.prune"));
+    tc.prune_keep = number(pr, "keep", 0.1, origin, "training.prune");
+    if (!(tc.prune_keep > 0 && tc.prune_keep <= 1))
+      fail(origin, "training.prune.keep", "the share of connections kept must be in (0, 1]");
   }
   cfg.stop_at_test_accuracy = number(training, "stop_at_test_accuracy", 0, origin, "training");
   cfg.stop_patience =

@@ -170,6 +170,14 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     return std::make_unique<ContinuousEgruLayer>(std::move(p));
   }
 
+  // The sparse layer keeping each sender's largest connections (|w_u| + |w_r| + |w_z|).
+  std::unique_ptr<Layer<Scalar>> pruned(double keep) const override {
+    auto p = std::make_shared<Params>(*p_);
+    p->keep_largest_connections(static_cast<Scalar>(keep), static_cast<Scalar>(keep));
+    p->sparse = true;
+    return std::make_unique<ContinuousEgruLayer>(std::move(p));
+  }
+
   std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
     return std::make_unique<ContinuousEgruAdjoint<Scalar>>(p_);
   }

@@ -78,6 +78,14 @@ struct EgruWeights {
     keep_random_rows(V_u, V_r, V_z, recurrent_fraction, uniform);
   }
 
+  // Magnitude pruning with a fixed fan-out: each sender keeps the max(1, round(fraction * N))
+  // receivers of largest |w_u| + |w_r| + |w_z| (ties to the smaller index); the others' weights
+  // become zero. Applied to pruned weights again with the same fractions, it changes nothing.
+  void keep_largest_connections(Scalar input_fraction, Scalar recurrent_fraction) {
+    keep_largest_rows(U_u, U_r, U_z, input_fraction);
+    keep_largest_rows(V_u, V_r, V_z, recurrent_fraction);
+  }
+
   // Throws std::invalid_argument naming the first problem found.
   void validate_weights(const std::string& layer) const {
     const Index n = theta.size();
@@ -111,13 +119,33 @@ struct EgruWeights {
   }
 
  private:
+  static Index kept_rows(Scalar fraction, Index n) {
+    return std::clamp<Index>(
+        static_cast<Index>(std::llround(static_cast<double>(fraction) * static_cast<double>(n))), 1,
+        n);
+  }
+  static void keep_largest_rows(Matrix<Scalar>& w_u, Matrix<Scalar>& w_r, Matrix<Scalar>& w_z,
+                                Scalar fraction) {
+    if (!(fraction < Scalar(1))) return;
+    const Index n = w_u.rows(), keep = kept_rows(fraction, n);
+    std::vector<Index> order(static_cast<std::size_t>(n));
+    for (Index k = 0; k < w_u.cols(); ++k) {
+      auto size = [&](Index m) {
+        return std::abs(w_u(m, k)) + std::abs(w_r(m, k)) + std::abs(w_z(m, k));
+      };
+      for (Index i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](Index a, Index b) { return size(a) > size(b); });
+      for (Index i = keep; i < n; ++i) {
+        const Index m = order[static_cast<std::size_t>(i)];
+        w_u(m, k) = w_r(m, k) = w_z(m, k) = Scalar(0);
+      }
+    }
+  }
   static void keep_random_rows(Matrix<Scalar>& w_u, Matrix<Scalar>& w_r, Matrix<Scalar>& w_z,
                                Scalar fraction, SeededUniform<double>& uniform) {
     if (!(fraction < Scalar(1))) return;
-    const Index n = w_u.rows();
-    const auto keep = std::clamp<Index>(
-        static_cast<Index>(std::llround(static_cast<double>(fraction) * static_cast<double>(n))), 1,
-        n);
+    const Index n = w_u.rows(), keep = kept_rows(fraction, n);
     std::vector<Index> order(static_cast<std::size_t>(n));
     std::vector<char> kept(static_cast<std::size_t>(n));
     for (Index k = 0; k < w_u.cols(); ++k) {

@@ -142,6 +142,10 @@ class Layer {
   // with other values (validated like a configuration; an infeasible value is an error).
   virtual NamedParameters<Scalar> parameters() const = 0;
   virtual std::unique_ptr<Layer> with_parameters(const NamedParameters<Scalar>& values) const = 0;
+  // Magnitude pruning: the layer with each sender's connections cut to the `keep` share (of its
+  // receivers) of largest weight, the others absent from then on; nullptr for a family without
+  // sparse connectivity.
+  virtual std::unique_ptr<Layer> pruned(double /*keep*/) const { return nullptr; }
 
   // The backward side (sim/layer_adjoint.hpp), or nullptr for a family without one. What the
   // adjoint needs is recorded on the tape by the two methods below: after every step of the

@@ -4,6 +4,7 @@
 // and the delay-copy example reaching 100 % bitwise accuracy on held-out trials.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -258,3 +259,75 @@ TEST(Training, LossErrorsNameTheProblem) {
 }
 
 }  // namespace
+
+// "training": {"prune": {"after_epoch": E, "keep": f}}: magnitude pruning of a continuous layer.
+// Each sender keeps its round(f N) largest connections (|w_u| + |w_r| + |w_z|) with their values;
+// the others become 0, their Adam moments are forgotten, the layer becomes sparse, and further
+// training leaves them at 0 while the kept ones go on learning. Pruning again cuts nothing.
+TEST(Training, PruningKeepsTheLargestConnectionsAndTrainingKeepsTheCutOnesAbsent) {
+  const std::string text = R"({
+    "seed": 3, "input_channels": 3,
+    "layers": [{"type": "continuous_egru", "units": 10, "tau_m": 5, "tau_o": 5,
+                "window_input": "inf", "window_recurrent": 5, "threshold": 0.3,
+                "init": {"weight_scale": 1.0, "bias_z": 0.5, "bias_spread": 0.2}}],
+    "readout_classes": 2,
+    "task": {"name": "delay_copy", "bits": 2, "train_trials": 32, "test_trials": 8, "seed": 2,
+             "delay_min": 30, "delay_max": 40, "recall_begin": 1, "recall_end": 11},
+    "training": {"optimizer": "adam", "learning_rate": 0.01, "epochs": 3, "batch_size": 8,
+                 "loss": "binary_cross_entropy", "prune": {"after_epoch": 1, "keep": 0.3}}})";
+  const auto cfg = egret::parse_train_config(text, "prune.json");
+  EXPECT_EQ(cfg.training.prune_after_epoch, 1);
+  EXPECT_EQ(cfg.training.prune_keep, 0.3);
+  const auto train = egret::delay_copy_trials<double>(cfg.delay_copy, 32, 5);
+  egret::Trainer<double> trainer(egret::build_network<double>(cfg.network), cfg.training);
+  trainer.train_epoch(train);
+  using Layer = egret::ContinuousEgruLayer<double>;
+  const auto before = dynamic_cast<const Layer&>(trainer.network().layer(0)).params();
+  ASSERT_FALSE(before.sparse);
+  const std::size_t cut = trainer.prune();
+  EXPECT_EQ(cut, 3u * (3 * 7 + 10 * 7));  // per gate: 3 channels and 10 units keep 3 of 10
+  const auto pruned = dynamic_cast<const Layer&>(trainer.network().layer(0)).params();
+  EXPECT_TRUE(pruned.sparse);
+  auto check = [](const egret::Matrix<double>* b, const egret::Matrix<double>* p) {
+    for (egret::Index k = 0; k < p[0].cols(); ++k) {
+      std::vector<double> size(10), kept;
+      for (egret::Index m = 0; m < 10; ++m) {
+        size[static_cast<std::size_t>(m)] =
+            std::abs(b[0](m, k)) + std::abs(b[1](m, k)) + std::abs(b[2](m, k));
+        if (p[0](m, k) != 0) kept.push_back(size[static_cast<std::size_t>(m)]);
+        for (int g = 0; g < 3; ++g)
+          EXPECT_TRUE(p[g](m, k) == 0 || p[g](m, k) == b[g](m, k)) << "kept values unchanged";
+      }
+      ASSERT_EQ(kept.size(), 3u) << "column " << k;
+      std::sort(size.rbegin(), size.rend());
+      std::sort(kept.rbegin(), kept.rend());
+      EXPECT_EQ(kept, std::vector<double>(size.begin(), size.begin() + 3)) << "column " << k;
+    }
+  };
+  const egret::Matrix<double> bU[3] = {before.U_u, before.U_r, before.U_z};
+  const egret::Matrix<double> pU[3] = {pruned.U_u, pruned.U_r, pruned.U_z};
+  const egret::Matrix<double> bV[3] = {before.V_u, before.V_r, before.V_z};
+  const egret::Matrix<double> pV[3] = {pruned.V_u, pruned.V_r, pruned.V_z};
+  check(bU, pU);
+  check(bV, pV);
+  std::size_t forgotten = 0;
+  const auto& values = trainer.parameters().values();
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i] == 0) forgotten += trainer.optimizer().first_moment()[i] == 0;
+  EXPECT_GE(forgotten, cut);
+
+  trainer.train_epoch(train);
+  trainer.train_epoch(train);
+  const auto after = dynamic_cast<const Layer&>(trainer.network().layer(0)).params();
+  EXPECT_EQ((after.V_u.array() != 0).cast<int>().matrix(),
+            (pruned.V_u.array() != 0).cast<int>().matrix());
+  EXPECT_EQ((after.U_z.array() != 0).cast<int>().matrix(),
+            (pruned.U_z.array() != 0).cast<int>().matrix());
+  EXPECT_GT((after.V_u - pruned.V_u).cwiseAbs().maxCoeff(), 0) << "kept connections train";
+  EXPECT_EQ(trainer.prune(), 0u);
+
+  EXPECT_THROW(
+      egret::parse_train_config(
+          std::string(text).replace(text.find("\"keep\": 0.3"), 11, "\"keep\": 0.0"), "prune.json"),
+      std::invalid_argument);
+}

@@ -80,6 +80,14 @@ class Optimizer {
     t_ = t;
   }
   const OptimizerConfig& config() const { return cfg_; }
+  // Coordinates that were reset (pruned weights): their moments start again from 0, so a
+  // coordinate whose gradient stays 0 is not moved by what Adam remembered.
+  void forget(const std::vector<std::size_t>& coordinates) {
+    for (std::size_t i : coordinates) {
+      if (i < m_.size()) m_[i] = 0;
+      if (i < v_.size()) v_[i] = 0;
+    }
+  }
 
  private:
   OptimizerConfig cfg_;

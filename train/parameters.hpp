@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "adjoint/gradient.hpp"
@@ -40,6 +41,38 @@ class ParameterVector {
   std::vector<Scalar>& values() { return values_; }
   const std::vector<Scalar>& values() const { return values_; }
   std::size_t size() const { return values_.size(); }
+
+  // Magnitude pruning of every layer whose family has sparse connectivity (Layer::pruned): the
+  // layer is replaced by its sparse version and the values of the connections it cut are set to
+  // 0. Returns the positions set to 0 (the optimizer forgets their moments) and the number of
+  // layers pruned.
+  std::pair<std::vector<std::size_t>, int> prune(double keep) {
+    const Network<Scalar> current = network();
+    std::vector<std::size_t> cut;
+    int layers = 0;
+    std::size_t pos = 0;
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+      std::unique_ptr<Layer<Scalar>> sparse = current.layer(static_cast<Index>(l)).pruned(keep);
+      const NamedParameters<Scalar> kept =
+          sparse ? sparse->parameters() : NamedParameters<Scalar>();
+      for (const auto& e : templates_[l]) {
+        if (!trains(e.spec)) continue;
+        const Matrix<Scalar>* now = sparse ? kept.find(e.spec.name) : nullptr;
+        for (Index i = 0; i < e.value.size(); ++i, ++pos) {
+          if (!now || now->data()[i] != Scalar(0) || values_[pos] == Scalar(0)) continue;
+          if (e.spec.constraint != Constraint::kFree)
+            throw std::logic_error("prune: a pruned parameter must be unconstrained");
+          values_[pos] = 0;
+          cut.push_back(pos);
+        }
+      }
+      if (sparse) {
+        layers_[l] = std::move(sparse);
+        ++layers;
+      }
+    }
+    return {cut, layers};
+  }
 
   // The network with the current values (fresh layers; the other parameters and the settings
   // from the template).

@@ -31,6 +31,10 @@ struct TrainConfig {
   bool train_time_constants = false;
   ActivityRegularizer activity;  // added to the loss if weight > 0
   RunSettings run;               // the network configuration's "simulation" settings
+  // Magnitude pruning after epoch prune_after_epoch (0: never) to the prune_keep share of each
+  // sender's connections, in every layer whose family has sparse connectivity.
+  int prune_after_epoch = 0;
+  double prune_keep = 1;
 };
 
 struct BatchStats {
@@ -82,9 +86,19 @@ class Trainer {
         rng_(cfg.seed) {
     if (cfg.batch_size <= 0) throw std::invalid_argument("training: batch_size must be > 0");
     if (cfg.epochs < 0) throw std::invalid_argument("training: epochs must be >= 0");
+    if (cfg.prune_after_epoch > 0) {
+      bool prunable = false;
+      for (Index l = 0; l < initial.size() && !prunable; ++l)
+        prunable = initial.layer(l).pruned(cfg.prune_keep) != nullptr;
+      if (!prunable)
+        throw std::invalid_argument(
+            "training.prune: no layer of this network has sparse connectivity (continuous_egru "
+            "layers do)");
+    }
   }
 
   Network<Scalar> network() const { return params_.network(); }
+  const TrainConfig& config() const { return cfg_; }
   ParameterVector<Scalar>& parameters() { return params_; }
   Optimizer<Scalar>& optimizer() { return optimizer_; }
   std::mt19937_64& rng() { return rng_; }
@@ -133,6 +147,18 @@ class Trainer {
       optimizer_.step(params_.values(), sum);
     }
     return stats;
+  }
+
+  // Magnitude pruning (TrainConfig::prune_keep) of every layer that supports it; returns the
+  // number of weights cut. Training then keeps them at 0 (their gradient is 0, their Adam
+  // moments are forgotten). On weights pruned before with the same share it cuts nothing.
+  std::size_t prune() {
+    const auto [cut, layers] = params_.prune(cfg_.prune_keep);
+    if (layers == 0)
+      throw std::invalid_argument(
+          "training.prune: no layer of this network supports sparse connectivity");
+    optimizer_.forget(cut);
+    return cut.size();
   }
 
   // Loss and accuracy on `samples` without gradients (mean loss over samples).
