@@ -99,7 +99,6 @@ class SparseEgruUnits {
   }
 
   Index units() const { return static_cast<Index>(unit_.size()); }
-  Scalar now() const { return now_; }
   Scalar a_r(Index m) const { return unit(m).a_r; }
   // One field of every unit (a_u, a_r or a_z), for snapshots.
   std::vector<Scalar> field(Scalar UnitRecord::*f) const {
@@ -276,14 +275,13 @@ class SparseEgruUnits {
       make_exact(earliest_unit_, tau_m);
     }
   }
-  // The exact crossing time of an unmarked unit from its state at its anchor: the expression
-  // of BoxEgruCell::crossing_times, term for term.
+  // The exact crossing time of an unmarked unit from its state at its anchor (the cell's scalar
+  // form, BoxEgruCell::time_to_crossing).
   void make_exact(Index m, Scalar tau_m) {
     auto& exact = exact_[static_cast<std::size_t>(m)];
     if (exact) return;
     const UnitRecord& r = unit(m);
-    crossing_[m] = r.anchor + (tau_m * (Scalar(1) / r.u)) *
-                                  std::log(Scalar(1) + (r.theta - r.c) / (r.z - r.theta));
+    crossing_[m] = r.anchor + Cell::time_to_crossing(r.c, r.u, r.z, r.theta, tau_m);
     exact = 1;
   }
   void mark(Index m) {

@@ -124,42 +124,45 @@ struct EgruWeights {
         static_cast<Index>(std::llround(static_cast<double>(fraction) * static_cast<double>(n))), 1,
         n);
   }
-  static void keep_largest_rows(Matrix<Scalar>& w_u, Matrix<Scalar>& w_r, Matrix<Scalar>& w_z,
-                                Scalar fraction) {
+  // Each column k keeps the rows order[0 .. keep) that rank(k, order) puts first (order holds
+  // 0 .. n - 1 on entry); the other rows' weights become zero in all three gates.
+  template <class Rank>
+  static void keep_rows(Matrix<Scalar>& w_u, Matrix<Scalar>& w_r, Matrix<Scalar>& w_z,
+                        Scalar fraction, Rank&& rank) {
     if (!(fraction < Scalar(1))) return;
     const Index n = w_u.rows(), keep = kept_rows(fraction, n);
     std::vector<Index> order(static_cast<std::size_t>(n));
     for (Index k = 0; k < w_u.cols(); ++k) {
-      auto size = [&](Index m) {
-        return std::abs(w_u(m, k)) + std::abs(w_r(m, k)) + std::abs(w_z(m, k));
-      };
       for (Index i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](Index a, Index b) { return size(a) > size(b); });
+      rank(k, keep, order);
       for (Index i = keep; i < n; ++i) {
         const Index m = order[static_cast<std::size_t>(i)];
         w_u(m, k) = w_r(m, k) = w_z(m, k) = Scalar(0);
       }
     }
   }
+  // Largest |w_u| + |w_r| + |w_z| first, ties to the smaller index.
+  static void keep_largest_rows(Matrix<Scalar>& w_u, Matrix<Scalar>& w_r, Matrix<Scalar>& w_z,
+                                Scalar fraction) {
+    keep_rows(w_u, w_r, w_z, fraction, [&](Index k, Index, std::vector<Index>& order) {
+      auto size = [&](Index m) {
+        return std::abs(w_u(m, k)) + std::abs(w_r(m, k)) + std::abs(w_z(m, k));
+      };
+      std::stable_sort(order.begin(), order.end(),
+                       [&](Index a, Index b) { return size(a) > size(b); });
+    });
+  }
+  // A seeded random choice: a partial Fisher-Yates shuffle puts the kept rows first.
   static void keep_random_rows(Matrix<Scalar>& w_u, Matrix<Scalar>& w_r, Matrix<Scalar>& w_z,
                                Scalar fraction, SeededUniform<double>& uniform) {
-    if (!(fraction < Scalar(1))) return;
-    const Index n = w_u.rows(), keep = kept_rows(fraction, n);
-    std::vector<Index> order(static_cast<std::size_t>(n));
-    std::vector<char> kept(static_cast<std::size_t>(n));
-    for (Index k = 0; k < w_u.cols(); ++k) {
-      for (Index i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
-      std::fill(kept.begin(), kept.end(), 0);
-      for (Index i = 0; i < keep; ++i) {  // partial Fisher-Yates
+    keep_rows(w_u, w_r, w_z, fraction, [&](Index, Index keep, std::vector<Index>& order) {
+      const auto n = static_cast<Index>(order.size());
+      for (Index i = 0; i < keep; ++i) {
         const auto j = std::min<Index>(
             n - 1, i + static_cast<Index>(uniform(0, 1) * static_cast<double>(n - i)));
         std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(j)]);
-        kept[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = 1;
       }
-      for (Index m = 0; m < n; ++m)
-        if (!kept[static_cast<std::size_t>(m)]) w_u(m, k) = w_r(m, k) = w_z(m, k) = Scalar(0);
-    }
+    });
   }
 };
 
