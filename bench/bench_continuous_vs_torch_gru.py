@@ -12,12 +12,13 @@ held-out synthetic DVS gestures (32x32x2 = 2048 pooled input channels, events co
                       vs torch forward + cross-entropy on the last step + backward.
 
 Reported: milliseconds per sample, real-time factor (simulated time / wall time) and events per
-second (input events and internal events the engine processed). egret computes in double, so
-torch runs in float64 too. torch's BLAS is printed: Debian's torch uses the reference BLAS unless
-libopenblas0-pthread is installed.
+second (input events and internal events the engine processed). --precision float (the default)
+runs egret in float and torch in float32; double runs both in float64. torch's BLAS is printed:
+Debian's torch uses the reference BLAS unless libopenblas0-pthread is installed.
 
 usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_continuous_vs_torch_gru.py
        [--threads 1 2] [--samples 44] [--checkpoint out/dvs_gesture/checkpoint.h5]
+       [--precision float|double]
 (run `bash scripts/run.sh` first: it writes the data set and the checkpoint)
 """
 import argparse
@@ -44,12 +45,12 @@ def held_out_samples(n):
     return out
 
 
-def dense_input(t, ch, val, step_ms, end_ms, channels):
+def dense_input(t, ch, val, step_ms, end_ms, channels, dtype):
     steps = int(np.ceil(end_ms / step_ms))
-    x = torch.zeros(steps, channels, dtype=torch.float64)
+    x = torch.zeros(steps, channels, dtype=dtype)
     k = np.minimum((np.asarray(t) / step_ms).astype(np.int64), steps - 1)
     x.index_put_((torch.from_numpy(k), torch.from_numpy(np.asarray(ch, dtype=np.int64))),
-                 torch.from_numpy(np.asarray(val, dtype=np.float64)), accumulate=True)
+                 torch.from_numpy(np.asarray(val, dtype=np.float64)).to(dtype), accumulate=True)
     return x
 
 
@@ -59,8 +60,10 @@ def main():
     ap.add_argument("--samples", type=int, default=44)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--checkpoint", default="out/dvs_gesture/checkpoint.h5")
+    ap.add_argument("--precision", choices=["float", "double"], default="float")
     a = ap.parse_args()
-    net = egret.Network.load_checkpoint(a.checkpoint)
+    net = egret.Network.load_checkpoint(a.checkpoint, precision=a.precision)
+    dtype = torch.float32 if a.precision == "float" else torch.float64
     data = held_out_samples(a.samples)
     samples = [d[0] for d in data]
     end_ms = WINDOW_US * 1e-3
@@ -68,14 +71,16 @@ def main():
     correct = sum(int(np.argmax(r["logits"][0]) == d[4]) for r, d in zip(res, data))
     events = sum(r["events_processed"] for r in res)
     inputs = sum(len(d[1]) for d in data)
-    print(f"torch {torch.__version__}, BLAS {blas_name()}; egret in double, torch in float64")
+    print(f"torch {torch.__version__}, BLAS {blas_name()}; egret in {net.precision}, torch in "
+          f"{str(dtype).replace('torch.', '')}")
     print(f"{len(samples)} held-out samples, {end_ms:.0f} ms each, {inputs / len(samples):.0f} "
           f"input events and {events / len(samples):.0f} engine events per sample; "
           f"accuracy of the checkpoint {correct}/{len(samples)}")
-    gru = torch.nn.GRU(2048, 64, dtype=torch.float64)
-    head = torch.nn.Linear(64, 11, dtype=torch.float64)
+    gru = torch.nn.GRU(2048, 64, dtype=dtype)
+    head = torch.nn.Linear(64, 11, dtype=dtype)
     labels = torch.tensor([d[4] for d in data])
-    xs = {s: [dense_input(d[1], d[2], d[3], s, end_ms, 2048) for d in data] for s in (1.0, 5.0)}
+    xs = {s: [dense_input(d[1], d[2], d[3], s, end_ms, 2048, dtype) for d in data]
+          for s in (1.0, 5.0)}
     rows = []
     for threads in a.threads:
         torch.set_num_threads(threads)

@@ -26,6 +26,7 @@
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
 #include "sim/batch_runner.hpp"
+#include "sim/precision_cast.hpp"
 
 namespace {
 
@@ -36,18 +37,18 @@ using egret::cli::parse_time;
 const char* kUsage = R"(egret — event-driven simulator for activity-sparse recurrent networks
 
 usage:
-  egret [gesture] [--dataset DIR] [--out DIR] [--epochs N] [--threads T]
+  egret [gesture] [--dataset DIR] [--out DIR] [--epochs N] [--threads T] [--precision P]
       The main job: DVS gesture classification. Generates the synthetic DVS128 Gesture-style set
       (if absent) or reads the real one (--dataset: userNN_*.aedat, labels, trials_to_*.txt),
       trains a continuous-time EGRU with exact gradients, and reports held-out accuracy,
       activity, operations against a dense GRU at stated steps and events/s; writes checkpoint.h5, trace.h5 and
       training_log.csv to out/dvs_gesture.
-  egret demo [--samples S] [--threads T] [--end-time MS]
+  egret demo [--samples S] [--threads T] [--end-time MS] [--precision P]
       A two-layer continuous-time EGRU (32 input channels, 64 and 32 units) on a synthetic
       sweeping event stream, S samples (default 8) in parallel: events per layer, activity,
       wall time, events/s.
   egret simulate --config NET.json --input EVENTS.csv [--trace OUT.h5|OUT.csv] [--end-time MS]
-                 [--max-events N]
+                 [--max-events N] [--precision P]
       Simulate one input stream (lines `t_ms,channel[,value]`) through the configured network;
       print a summary and, with --trace, write every emitted event: HDF5 with SONATA spikes,
       values, metrics, snapshots and provenance (.h5, streamed while the run goes on), or CSV
@@ -67,11 +68,14 @@ usage:
       kerasspiking_{cpu,gpu,arm,loihi,spinnaker,spinnaker2}; or a profile file of your own,
       docs/metrics.md). Prints a table, writes JSON with --json, adds /egret/estimates/NAME
       to the trace.
-  egret train --config TRAIN.json [--out DIR] [--epochs N] [--threads T]
+  egret train --config TRAIN.json [--out DIR] [--epochs N] [--threads T] [--precision P]
   egret train --resume DIR/checkpoint.h5 [--out DIR] [--epochs N]
       Train a continuous-time EGRU with exact event-based gradients on a built-in task
       (examples/delay_copy.json); prints progress, writes a checkpoint, the training log and
       the data for the figure (scripts/plot_delay_copy.py).
+  --precision float|double: the scalar of the run (default: the configuration's "precision",
+      float if absent; the main job: float). Double is for verification; files written hold
+      float64 either way.
   egret help | --help
   egret --version
 )";
@@ -123,8 +127,9 @@ void print_layer_metrics(const std::vector<std::string>& types,
       "for continuous layers; docs/metrics.md)\n");
 }
 
-void print_summary(const egret::Network<double>& net,
-                   const std::vector<egret::SimResult<double>>& results, double wall_s) {
+template <class Scalar>
+void print_summary(const egret::Network<Scalar>& net,
+                   const std::vector<egret::SimResult<Scalar>>& results, double wall_s) {
   const std::size_t n_layers = static_cast<std::size_t>(net.size());
   std::uint64_t processed = 0, emitted = 0, inputs = 0;
   std::vector<egret::LayerCounts> totals(n_layers);
@@ -138,13 +143,16 @@ void print_summary(const egret::Network<double>& net,
       emitted += r.layers[l].events;
     }
   }
-  std::printf("samples: %zu, simulated time: %.1f ms in all, external input events: %llu\n",
-              results.size(), sim_ms, static_cast<unsigned long long>(inputs));
+  std::printf(
+      "samples: %zu, simulated time: %.1f ms in all, external input events: %llu, precision: "
+      "%s\n",
+      results.size(), sim_ms, static_cast<unsigned long long>(inputs),
+      sizeof(Scalar) == sizeof(float) ? "float" : "double");
   std::vector<std::string> types;
   std::vector<egret::MetricTable> tables;
   for (std::size_t l = 0; l < n_layers; ++l) {
     types.push_back(net.layer(static_cast<Index>(l)).type_name());
-    tables.push_back(egret::layer_metrics(totals[l], results.size(), sim_ms, sizeof(double)));
+    tables.push_back(egret::layer_metrics(totals[l], results.size(), sim_ms, sizeof(Scalar)));
   }
   print_layer_metrics(types, tables);
   std::printf(
@@ -180,28 +188,94 @@ int run_demo(const Args& args) {
   const double end_ms = args.options.count("--end-time")
                             ? parse_time(args.options.at("--end-time"), "--end-time")
                             : 1000.0;
-  const egret::NetworkConfig cfg = default_config(end_ms);
+  egret::NetworkConfig cfg = default_config(end_ms);
+  if (args.options.count("--precision"))
+    cfg.precision = egret::parse_precision(args.options.at("--precision"), "--precision");
   std::printf(
       "egret main job (built-in default): %zu continuous-time EGRU layers (box kernel), "
       "%lld input channels, %ld samples of %.0f ms of synthetic sweeping input\n",
       cfg.layers.size(), static_cast<long long>(cfg.input_channels), samples, end_ms);
-  auto net = egret::build_network<double>(cfg);
-  std::vector<egret::InputStream<double>> inputs;
-  for (long s = 0; s < samples; ++s) {
-    inputs.push_back(egret::sweep_input<double>(cfg.input_channels, 6, 200.0, 5.0, 250.0 + 25.0 * s,
-                                                end_ms, 1000 + static_cast<std::uint64_t>(s)));
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto results = egret::simulate_batch(net, inputs, egret::sim_options<double>(cfg),
-                                             static_cast<int>(threads));
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  print_summary(net, results, wall);
-  return 0;
+  return egret::with_precision(cfg.precision, [&](auto scalar) {
+    using Scalar = decltype(scalar);
+    auto net = egret::build_network<Scalar>(cfg);
+    std::vector<egret::InputStream<Scalar>> inputs;
+    for (long s = 0; s < samples; ++s) {
+      inputs.push_back(egret::sweep_input<Scalar>(cfg.input_channels, 6, 200.0, 5.0,
+                                                  250.0 + 25.0 * s, end_ms,
+                                                  1000 + static_cast<std::uint64_t>(s)));
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto results = egret::simulate_batch(net, inputs, egret::sim_options<Scalar>(cfg),
+                                               static_cast<int>(threads));
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    print_summary(net, results, wall);
+    return 0;
+  });
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+struct SimulateRun {
+  const Args& args;
+  const egret::NetworkConfig& cfg;
+  const std::string& config_text;
+  const std::string& command_line;
+  const std::string& trace_path;
+  bool hdf5 = false;
+};
+
+// `egret simulate` in the configuration's precision; traces hold float64 in both.
+template <class Scalar>
+int simulate_in_precision(const SimulateRun& run, const egret::InputStream<double>& input_d) {
+  const Args& args = run.args;
+  const egret::NetworkConfig& cfg = run.cfg;
+  auto net = egret::build_network<Scalar>(cfg);
+  const auto input = egret::cast_input<Scalar>(input_d);
+  auto options = egret::sim_options<Scalar>(cfg);
+  if (args.options.count("--max-events"))
+    options.max_events = static_cast<std::uint64_t>(
+        parse_positive_int(args.options.at("--max-events"), "--max-events"));
+  std::unique_ptr<egret::TraceFileWriter> writer;
+  std::unique_ptr<egret::CastingTraceSink<Scalar, double>> sink;
+  if (run.hdf5) {  // streamed to disk while the run goes on: memory stays bounded
+    writer = std::make_unique<egret::TraceFileWriter>(run.trace_path, egret::trace_layers(net));
+    writer->set_provenance(
+        {run.config_text, static_cast<std::int64_t>(cfg.seed), run.command_line});
+    writer->begin_sample(-1);
+    sink = std::make_unique<egret::CastingTraceSink<Scalar, double>>(*writer);
+    options.sink = sink.get();
+    options.record_trace = false;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto result = egret::simulate(net, input, options);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  print_summary(net, {result}, wall);
+  for (const auto& r : result.readouts) {
+    std::printf("readout at %.6g ms: output trace", static_cast<double>(r.time));
+    for (const Scalar v : r.trace) std::printf(" %.4g", static_cast<double>(v));
+    if (!r.logits.empty()) {
+      std::printf("; logits");
+      for (const Scalar v : r.logits) std::printf(" %.4g", static_cast<double>(v));
+    }
+    std::printf("\n");
+  }
+  if (writer) {
+    const auto wide = egret::cast_result<double>(result);
+    writer->end_sample(wide);
+    writer->write_snapshots(wide.snapshots);
+    const auto n = writer->events_written();
+    writer->finish();
+    std::printf("trace: %llu events written to %s (HDF5, SONATA spikes)\n",
+                static_cast<unsigned long long>(n), run.trace_path.c_str());
+  } else if (!run.trace_path.empty()) {
+    egret::write_trace_csv(run.trace_path, egret::cast_result<double>(result).trace);
+    std::printf("trace: %zu events written to %s\n", result.trace.size(), run.trace_path.c_str());
+  }
+  return 0;
 }
 
 int run_simulate(const Args& args, const std::string& command_line) {
@@ -214,50 +288,18 @@ int run_simulate(const Args& args, const std::string& command_line) {
   egret::NetworkConfig cfg = egret::parse_network_config(config_text, config_path);
   if (args.options.count("--end-time"))
     cfg.end_time = parse_time(args.options.at("--end-time"), "--end-time");
-  auto net = egret::build_network<double>(cfg);
+  if (args.options.count("--precision"))
+    cfg.precision = egret::parse_precision(args.options.at("--precision"), "--precision");
   const auto input = egret::read_input_events_csv(args.options.at("--input"), cfg.input_channels);
   const std::string trace_path = args.options.count("--trace") ? args.options.at("--trace") : "";
   const bool hdf5 = ends_with(trace_path, ".h5") || ends_with(trace_path, ".hdf5");
   if (!trace_path.empty() && !hdf5 && !ends_with(trace_path, ".csv"))
     throw std::invalid_argument("--trace must end in .h5 / .hdf5 (HDF5) or .csv, got '" +
                                 trace_path + "'");
-  auto options = egret::sim_options<double>(cfg);
-  if (args.options.count("--max-events"))
-    options.max_events = static_cast<std::uint64_t>(
-        parse_positive_int(args.options.at("--max-events"), "--max-events"));
-  std::unique_ptr<egret::TraceFileWriter> writer;
-  if (hdf5) {  // streamed to disk while the run goes on: memory stays bounded
-    writer = std::make_unique<egret::TraceFileWriter>(trace_path, egret::trace_layers(net));
-    writer->set_provenance({config_text, static_cast<std::int64_t>(cfg.seed), command_line});
-    writer->begin_sample(-1);
-    options.sink = writer.get();
-    options.record_trace = false;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  auto result = egret::simulate(net, input, options);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  print_summary(net, {result}, wall);
-  for (const auto& r : result.readouts) {
-    std::printf("readout at %.6g ms: output trace", r.time);
-    for (double v : r.trace) std::printf(" %.4g", v);
-    if (!r.logits.empty()) {
-      std::printf("; logits");
-      for (double v : r.logits) std::printf(" %.4g", v);
-    }
-    std::printf("\n");
-  }
-  if (writer) {
-    writer->end_sample(result);
-    writer->write_snapshots(result.snapshots);
-    const auto n = writer->events_written();
-    writer->finish();
-    std::printf("trace: %llu events written to %s (HDF5, SONATA spikes)\n",
-                static_cast<unsigned long long>(n), trace_path.c_str());
-  } else if (!trace_path.empty()) {
-    egret::write_trace_csv(trace_path, result.trace);
-    std::printf("trace: %zu events written to %s\n", result.trace.size(), trace_path.c_str());
-  }
-  return 0;
+  SimulateRun run{args, cfg, config_text, command_line, trace_path, hdf5};
+  return egret::with_precision(cfg.precision, [&](auto scalar) {
+    return simulate_in_precision<decltype(scalar)>(run, input);
+  });
 }
 
 // An event-camera recording: format, sensor, events, time span, polarity balance.
@@ -415,10 +457,11 @@ int main(int argc, char** argv) {
       std::cout << "egret " << EGRET_VERSION << "\n";
       return 0;
     }
-    const Args args = parse_args(
-        argc, argv,
-        {"--samples", "--threads", "--end-time", "--config", "--input", "--trace", "--out",
-         "--epochs", "--resume", "--dataset", "--frames", "--max-events", "--profile", "--json"});
+    const Args args =
+        parse_args(argc, argv,
+                   {"--samples", "--threads", "--end-time", "--config", "--input", "--trace",
+                    "--out", "--epochs", "--resume", "--dataset", "--frames", "--max-events",
+                    "--profile", "--json", "--precision"});
     if (!args.positional.empty() && args.command != "inspect" && args.command != "estimate")
       throw std::invalid_argument("unexpected argument '" + args.positional.front() +
                                   "' (see egret --help)");

@@ -34,6 +34,7 @@ struct GestureJob {
   std::int64_t bin_us = 5000;        // coalescing bin of the input events
   std::int64_t window_us = 1500000;  // each sample: the first 1.5 s of a gesture
   std::uint64_t seed = 3;
+  Precision precision = Precision::kFloat;
 };
 
 // Operations per held-out sample with NeuroBench's definitions (sim/layer_metrics.hpp), against
@@ -41,9 +42,9 @@ struct GestureJob {
 // dense figure states its step.
 void report_operations(const SamplesTraceSummary& held_out,
                        const std::vector<const Sample<double>*>& samples, std::uint64_t units,
-                       std::uint64_t inputs, double bin_ms) {
+                       std::uint64_t inputs, double bin_ms, std::size_t scalar_bytes) {
   const MetricTable m =
-      layer_metrics(held_out.layers[0], samples.size(), held_out.simulated_ms, sizeof(double));
+      layer_metrics(held_out.layers[0], samples.size(), held_out.simulated_ms, scalar_bytes);
   const double effective = metric(m, "Effective_MACs") + metric(m, "Effective_ACs");
   std::printf(
       "hidden activity: %.1f events per unit per second; ActivationSparsity %.3f at the %g ms "
@@ -98,10 +99,68 @@ std::string checkpoint_configuration(const GestureJob& job, const std::string& d
   cfg["layers"] = nlohmann::json::array({layer});
   cfg["readout_classes"] = 11;
   cfg["seed"] = job.seed;
+  cfg["precision"] = precision_name(job.precision);
   cfg["task"] = {{"name", "dvs_gesture"},      {"dataset", dir},
                  {"pooling", job.pooling},     {"bin_us", job.bin_us},
                  {"window_us", job.window_us}, {"epochs", job.epochs}};
   return cfg.dump();
+}
+
+struct TrainedGesture {
+  TrainLoopResult loop;
+  SamplesTraceSummary held_out;
+};
+
+// Trains the network in the job's precision and writes the held-out trace and the figure inputs.
+template <class Scalar>
+TrainedGesture train_and_trace(const GestureJob& job, const NetworkConfig& ncfg,
+                               const std::string& config_text,
+                               const std::vector<Sample<double>>& train_in,
+                               const std::vector<Sample<double>>& test_in,
+                               const std::string& command_line) {
+  const auto train = cast_samples<Scalar>(train_in);
+  const auto test = cast_samples<Scalar>(test_in);
+  const LayerConfig& layer = ncfg.layers.front();
+  const Network<Scalar> net = build_network<Scalar>(ncfg);
+  TrainConfig tc;
+  tc.loss = LossKind::kSoftmaxCrossEntropy;
+  tc.batch_size = 8;
+  tc.optimizer.learning_rate = 0.005;
+  tc.optimizer.clip_norm = 1.0;
+  tc.threads = job.threads;
+  tc.seed = job.seed;
+  Trainer<Scalar> trainer(net, tc);
+  std::printf(
+      "%s layer of %d units (settings: examples/networks/dvs_gesture_layer.json), softmax "
+      "readout over 11 classes, %zu trainable parameters, in %s; Adam lr %g, batch %d, %d "
+      "epochs\n",
+      layer.type.c_str(), job.units, trainer.parameters().size(), precision_name(job.precision),
+      tc.optimizer.learning_rate, tc.batch_size, job.epochs);
+  TrainLoopOptions loop;
+  loop.epochs = job.epochs;
+  loop.out_dir = job.out_dir;
+  loop.config_text = config_text;
+  TrainedGesture out;
+  out.loop = run_training_loop(trainer, train, test, loop);
+
+  // Held-out trace (HDF5), and the input events of the first test sample for the figure.
+  const Network<Scalar> trained = trainer.network();
+  std::vector<const Sample<Scalar>*> samples;
+  std::vector<std::int64_t> labels;
+  for (const auto& s : test) {
+    samples.push_back(&s);
+    labels.push_back(s.targets.labels.front());
+  }
+  out.held_out =
+      write_samples_trace(job.out_dir + "/trace.h5", trained, samples, labels,
+                          {loop.config_text, static_cast<std::int64_t>(job.seed), command_line},
+                          static_cast<double>(job.bin_us) / 1000.0);
+  std::ostringstream inputs;
+  inputs << "t_ms,channel,value\n";
+  for (const auto& e : test_in.front().input.events())
+    inputs << e.time << ',' << e.channel << ',' << e.value << '\n';
+  write_file_atomically(job.out_dir + "/figure_inputs.csv", inputs.str());
+  return out;
 }
 
 }  // namespace
@@ -114,6 +173,8 @@ int run_gesture(const Options& options) {
     job.epochs = static_cast<int>(parse_positive_int(options.at("--epochs"), "--epochs"));
   if (options.count("--threads"))
     job.threads = static_cast<int>(parse_positive_int(options.at("--threads"), "--threads"));
+  if (options.count("--precision"))
+    job.precision = parse_precision(options.at("--precision"), "--precision");
   check_output_directory(job.out_dir, "--out");
   if (job.dataset.empty()) check_output_directory("out/dvs_gesture_synthetic", "synthetic dataset");
   const auto t_start = Clock::now();
@@ -161,54 +222,21 @@ int run_gesture(const Options& options) {
   const std::string config_text = checkpoint_configuration(job, dir, d);
   const NetworkConfig ncfg =
       parse_network_config(config_text, "built-in DVS gesture network", {"task"});
-  const LayerConfig& layer = ncfg.layers.front();
-  const Network<double> net = build_network<double>(ncfg);
-
-  TrainConfig tc;
-  tc.loss = LossKind::kSoftmaxCrossEntropy;
-  tc.batch_size = 8;
-  tc.optimizer.learning_rate = 0.005;
-  tc.optimizer.clip_norm = 1.0;
-  tc.threads = job.threads;
-  tc.seed = job.seed;
-  Trainer<double> trainer(net, tc);
-  std::printf(
-      "%s layer of %d units (settings: examples/networks/dvs_gesture_layer.json), softmax "
-      "readout over 11 classes, %zu trainable parameters; Adam lr %g, batch %d, %d epochs\n",
-      layer.type.c_str(), job.units, trainer.parameters().size(), tc.optimizer.learning_rate,
-      tc.batch_size, job.epochs);
-  TrainLoopOptions loop;
-  loop.epochs = job.epochs;
-  loop.out_dir = job.out_dir;
-  loop.config_text = config_text;
-  const TrainLoopResult result = run_training_loop(trainer, train, test, loop);
-
-  // Held-out trace (HDF5), metrics, and the input events of the first test sample for the figure.
-  const Network<double> trained = trainer.network();
-  std::vector<const Sample<double>*> samples;
-  std::vector<std::int64_t> labels;
-  for (const auto& s : test) {
-    samples.push_back(&s);
-    labels.push_back(s.targets.labels.front());
-  }
+  const std::string command_line =
+      options.count("command_line") ? options.at("command_line") : "egret";
+  const TrainedGesture result = with_precision(job.precision, [&](auto scalar) {
+    return train_and_trace<decltype(scalar)>(job, ncfg, config_text, train, test, command_line);
+  });
   const double bin_ms = static_cast<double>(job.bin_us) / 1000.0;
-  const SamplesTraceSummary held_out =
-      write_samples_trace(job.out_dir + "/trace.h5", trained, samples, labels,
-                          {loop.config_text, static_cast<std::int64_t>(job.seed),
-                           options.count("command_line") ? options.at("command_line") : "egret"},
-                          bin_ms);
-  std::ostringstream inputs;
-  inputs << "t_ms,channel,value\n";
-  for (const auto& e : test.front().input.events())
-    inputs << e.time << ',' << e.channel << ',' << e.value << '\n';
-  write_file_atomically(job.out_dir + "/figure_inputs.csv", inputs.str());
-
+  std::vector<const Sample<double>*> samples;
+  for (const auto& s : test) samples.push_back(&s);
   std::printf("\nheld-out accuracy: %.1f%% (%d of %d test samples; chance 9.1%%)\n",
-              100 * result.test.accuracy(), result.test.correct, result.test.total);
-  report_operations(held_out, samples, static_cast<std::uint64_t>(job.units),
-                    static_cast<std::uint64_t>(d), bin_ms);
+              100 * result.loop.test.accuracy(), result.loop.test.correct, result.loop.test.total);
+  report_operations(result.held_out, samples, static_cast<std::uint64_t>(job.units),
+                    static_cast<std::uint64_t>(d), bin_ms,
+                    job.precision == Precision::kDouble ? sizeof(double) : sizeof(float));
   std::printf("training: %d epochs in %.1f s, %.0f events/s (forward passes); total %.1f s\n",
-              result.last_epoch, result.seconds, result.events_per_s,
+              result.loop.last_epoch, result.loop.seconds, result.loop.events_per_s,
               std::chrono::duration<double>(Clock::now() - t_start).count());
   std::printf(
       "wrote %s/checkpoint.h5, trace.h5 (held-out samples), training_log.csv, "

@@ -20,7 +20,8 @@ namespace {
 
 // The layer's per-unit parameters (one value per unit: thresholds, biases, ...) as
 // name,unit,value rows, whatever its family.
-std::string unit_parameters_csv(const Layer<double>& layer) {
+template <class Scalar>
+std::string unit_parameters_csv(const Layer<Scalar>& layer) {
   std::ostringstream os;
   os.precision(17);
   os << "name,unit,value\n";
@@ -37,8 +38,9 @@ std::string unit_parameters_csv(const Layer<double>& layer) {
 // the last layer's primary state variable (sim/layer.hpp LayerState: c for EGRU, v for LIF) and
 // o(t) per unit, the events, the inputs, and the trial's windows, as CSV files that
 // scripts/plot_delay_copy.py turns into the figure.
-void write_figure_data(const std::string& dir, const Network<double>& trained,
-                       const std::vector<Sample<double>>& test, const DelayCopyConfig& dc) {
+template <class Scalar>
+void write_figure_data(const std::string& dir, const Network<Scalar>& trained,
+                       const std::vector<Sample<Scalar>>& test, const DelayCopyConfig& dc) {
   std::ostringstream states, events, inputs, trials;
   states.precision(10);
   events.precision(12);
@@ -52,10 +54,10 @@ void write_figure_data(const std::string& dir, const Network<double>& trained,
             "end_ms,readout\n";
   const std::size_t patterns = std::size_t{1} << dc.bits;
   for (std::size_t k = 0; k < std::min(patterns, test.size()) && k < 4; ++k) {
-    const Sample<double>& s = test[k];
-    Network<double> net = trained.clone();
-    SimOptions<double> opt = s.options();
-    for (double t = 0; t <= s.end_time; t += 0.05) opt.snapshot_times.push_back(t);
+    const Sample<Scalar>& s = test[k];
+    Network<Scalar> net = trained.clone();
+    SimOptions<Scalar> opt = s.options();
+    for (int i = 0; 0.05 * i <= s.end_time; ++i) opt.snapshot_times.push_back(Scalar(0.05 * i));
     const auto r = simulate(net, s.input, opt);
     for (const auto& snap : r.snapshots) {
       const auto& c = snap.layers.back().at(state_name);
@@ -88,10 +90,11 @@ void write_figure_data(const std::string& dir, const Network<double>& trained,
 
 // The held-out trials through the trained network, as one HDF5 trace (one sample per trial,
 // labelled with the trial's pattern).
-void write_test_trace(const std::string& path, const Network<double>& trained,
-                      const std::vector<Sample<double>>& test, const std::string& config_text,
+template <class Scalar>
+void write_test_trace(const std::string& path, const Network<Scalar>& trained,
+                      const std::vector<Sample<Scalar>>& test, const std::string& config_text,
                       std::uint64_t seed, const std::string& command_line) {
-  std::vector<const Sample<double>*> samples;
+  std::vector<const Sample<Scalar>*> samples;
   std::vector<std::int64_t> patterns;
   for (const auto& s : test) {
     std::int64_t pattern = 0;
@@ -103,6 +106,64 @@ void write_test_trace(const std::string& path, const Network<double>& trained,
   }
   write_samples_trace(path, trained, samples, patterns,
                       {config_text, static_cast<std::int64_t>(seed), command_line});
+}
+
+// Trains in the configuration's precision; checkpoints hold float64 in both.
+template <class Scalar>
+void train_in_precision(const Options& options, const TrainRunConfig& cfg,
+                        const std::string& config_text, const Checkpoint& resume) {
+  const Network<Scalar> initial = build_network<Scalar>(cfg.network);
+  const auto train = delay_copy_trials<Scalar>(cfg.delay_copy, cfg.train_trials, cfg.task_seed);
+  const auto test = delay_copy_trials<Scalar>(cfg.delay_copy, cfg.test_trials, cfg.task_seed + 1);
+  Trainer<Scalar> trainer(initial, cfg.training);
+  int first_epoch = 1;
+  if (options.count("--resume")) {
+    if (resume.values.size() != trainer.parameters().size())
+      throw std::invalid_argument(options.at("--resume") +
+                                  ": checkpoint does not match the network of its configuration");
+    const auto narrowed = [&](const std::vector<double>& v, const char* what) {
+      return cast_values<Scalar>(v, options.at("--resume") + ": " + what);
+    };
+    trainer.parameters().values() = narrowed(resume.values, "/training/values");
+    trainer.optimizer().restore(resume.adam_m, resume.adam_v, resume.optimizer_steps);
+    std::istringstream is(resume.rng_state);
+    is >> trainer.rng();
+    if (!is) throw std::invalid_argument(options.at("--resume") + ": corrupt RNG state");
+    first_epoch = resume.epoch + 1;
+  }
+
+  std::printf(
+      "egret train: task %s (%d bits), %d training and %d held-out trials, %zu trainable "
+      "parameters in %s, %s lr %g, batch %d, up to %d epochs\n",
+      cfg.task.c_str(), cfg.delay_copy.bits, cfg.train_trials, cfg.test_trials,
+      trainer.parameters().size(), precision_name(cfg.network.precision),
+      cfg.training.optimizer.kind.c_str(), cfg.training.optimizer.learning_rate,
+      cfg.training.batch_size, cfg.training.epochs);
+  TrainLoopOptions loop;
+  loop.first_epoch = first_epoch;
+  loop.epochs = cfg.training.epochs;
+  loop.stop_at_test_accuracy = cfg.stop_at_test_accuracy;
+  loop.stop_patience = cfg.stop_patience;
+  loop.checkpoint_every = cfg.checkpoint_every;
+  loop.out_dir = cfg.out_dir;
+  loop.config_text = config_text;
+  if (options.count("--resume")) {
+    std::error_code ec;
+    const auto resume_dir = std::filesystem::path(options.at("--resume")).parent_path();
+    loop.continue_log =
+        std::filesystem::equivalent(resume_dir.empty() ? "." : resume_dir, cfg.out_dir, ec);
+  }
+  const TrainLoopResult result = run_training_loop(trainer, train, test, loop);
+  const BatchStats& test_stats = result.test;
+  write_figure_data(cfg.out_dir, trainer.network(), test, cfg.delay_copy);
+  write_test_trace(cfg.out_dir + "/trace.h5", trainer.network(), test, config_text,
+                   cfg.training.seed,
+                   options.count("command_line") ? options.at("command_line") : "");
+  std::printf("final held-out bitwise accuracy: %.1f%% (%d of %d bits)\n",
+              100 * test_stats.accuracy(), test_stats.correct, test_stats.total);
+  std::printf(
+      "wrote %s/checkpoint.h5, trace.h5 (held-out trials), training_log.csv, figure_*.csv\n",
+      cfg.out_dir.c_str());
 }
 
 }  // namespace
@@ -129,54 +190,11 @@ int run_train(const Options& options) {
     cfg.training.threads = parse_positive_int(options.at("--threads"), "--threads");
   check_output_directory(cfg.out_dir, options.count("--out") ? "--out" : "output directory");
 
-  const Network<double> initial = build_network<double>(cfg.network);
-  const auto train = delay_copy_trials<double>(cfg.delay_copy, cfg.train_trials, cfg.task_seed);
-  const auto test = delay_copy_trials<double>(cfg.delay_copy, cfg.test_trials, cfg.task_seed + 1);
-  Trainer<double> trainer(initial, cfg.training);
-  int first_epoch = 1;
-  if (options.count("--resume")) {
-    if (resume.values.size() != trainer.parameters().size())
-      throw std::invalid_argument(options.at("--resume") +
-                                  ": checkpoint does not match the network of its configuration");
-    trainer.parameters().values() = resume.values;
-    trainer.optimizer().restore(resume.adam_m, resume.adam_v, resume.optimizer_steps);
-    std::istringstream is(resume.rng_state);
-    is >> trainer.rng();
-    if (!is) throw std::invalid_argument(options.at("--resume") + ": corrupt RNG state");
-    first_epoch = resume.epoch + 1;
-  }
-
-  std::printf(
-      "egret train: task %s (%d bits), %d training and %d held-out trials, %zu trainable "
-      "parameters, %s lr %g, batch %d, up to %d epochs\n",
-      cfg.task.c_str(), cfg.delay_copy.bits, cfg.train_trials, cfg.test_trials,
-      trainer.parameters().size(), cfg.training.optimizer.kind.c_str(),
-      cfg.training.optimizer.learning_rate, cfg.training.batch_size, cfg.training.epochs);
-  TrainLoopOptions loop;
-  loop.first_epoch = first_epoch;
-  loop.epochs = cfg.training.epochs;
-  loop.stop_at_test_accuracy = cfg.stop_at_test_accuracy;
-  loop.stop_patience = cfg.stop_patience;
-  loop.checkpoint_every = cfg.checkpoint_every;
-  loop.out_dir = cfg.out_dir;
-  loop.config_text = config_text;
-  if (options.count("--resume")) {
-    std::error_code ec;
-    const auto resume_dir = std::filesystem::path(options.at("--resume")).parent_path();
-    loop.continue_log =
-        std::filesystem::equivalent(resume_dir.empty() ? "." : resume_dir, cfg.out_dir, ec);
-  }
-  const TrainLoopResult result = run_training_loop(trainer, train, test, loop);
-  const BatchStats& test_stats = result.test;
-  write_figure_data(cfg.out_dir, trainer.network(), test, cfg.delay_copy);
-  write_test_trace(cfg.out_dir + "/trace.h5", trainer.network(), test, config_text,
-                   cfg.training.seed,
-                   options.count("command_line") ? options.at("command_line") : "");
-  std::printf("final held-out bitwise accuracy: %.1f%% (%d of %d bits)\n",
-              100 * test_stats.accuracy(), test_stats.correct, test_stats.total);
-  std::printf(
-      "wrote %s/checkpoint.h5, trace.h5 (held-out trials), training_log.csv, figure_*.csv\n",
-      cfg.out_dir.c_str());
+  if (options.count("--precision"))
+    cfg.network.precision = parse_precision(options.at("--precision"), "--precision");
+  with_precision(cfg.network.precision, [&](auto scalar) {
+    train_in_precision<decltype(scalar)>(options, cfg, config_text, resume);
+  });
   return 0;
 }
 

@@ -53,9 +53,10 @@ std::string earlier_log_rows(const std::string& path, int last_epoch) {
 
 }  // namespace
 
-TrainLoopResult run_training_loop(Trainer<double>& trainer,
-                                  const std::vector<Sample<double>>& train,
-                                  const std::vector<Sample<double>>& test,
+template <class Scalar>
+TrainLoopResult run_training_loop(Trainer<Scalar>& trainer,
+                                  const std::vector<Sample<Scalar>>& train,
+                                  const std::vector<Sample<Scalar>>& test,
                                   const TrainLoopOptions& o) {
   using Clock = std::chrono::steady_clock;
   const std::string log_path = o.out_dir + "/training_log.csv";
@@ -68,14 +69,15 @@ TrainLoopResult run_training_loop(Trainer<double>& trainer,
     Checkpoint c;
     c.config_text = o.config_text;
     c.epoch = epoch;
-    c.values = trainer.parameters().values();
-    c.adam_m = trainer.optimizer().first_moment();
-    c.adam_v = trainer.optimizer().second_moment();
+    const auto widened = [](const auto& v) { return std::vector<double>(v.begin(), v.end()); };
+    c.values = widened(trainer.parameters().values());
+    c.adam_m = widened(trainer.optimizer().first_moment());
+    c.adam_v = widened(trainer.optimizer().second_moment());
     c.optimizer_steps = trainer.optimizer().steps();
     std::ostringstream rng;
     rng << trainer.rng();
     c.rng_state = rng.str();
-    const Network<double> trained = trainer.network();
+    const Network<Scalar> trained = trainer.network();
     write_checkpoint(o.out_dir + "/checkpoint.h5", c, &trained);
   };
   TrainLoopResult r;
@@ -140,5 +142,12 @@ TrainLoopResult run_training_loop(Trainer<double>& trainer,
   r.events_per_s = train_seconds > 0 ? train_steps / train_seconds : 0;
   return r;
 }
+
+template TrainLoopResult run_training_loop(Trainer<double>&, const std::vector<Sample<double>>&,
+                                           const std::vector<Sample<double>>&,
+                                           const TrainLoopOptions&);
+template TrainLoopResult run_training_loop(Trainer<float>&, const std::vector<Sample<float>>&,
+                                           const std::vector<Sample<float>>&,
+                                           const TrainLoopOptions&);
 
 }  // namespace egret::cli

@@ -34,9 +34,10 @@ struct TrainLoopResult {
   double events_per_s = 0;  // events processed by the training forward passes per second
 };
 
-TrainLoopResult run_training_loop(Trainer<double>& trainer,
-                                  const std::vector<Sample<double>>& train,
-                                  const std::vector<Sample<double>>& test,
+template <class Scalar>  // double and float
+TrainLoopResult run_training_loop(Trainer<Scalar>& trainer,
+                                  const std::vector<Sample<Scalar>>& train,
+                                  const std::vector<Sample<Scalar>>& test,
                                   const TrainLoopOptions& options);
 
 }  // namespace egret::cli

@@ -277,7 +277,8 @@ Checkpoint read_checkpoint_contents(const std::string& path) {
 
 }  // namespace
 
-void write_checkpoint(const std::string& path, const Checkpoint& c, const Network<double>* net) {
+template <class Scalar>
+void write_checkpoint(const std::string& path, const Checkpoint& c, const Network<Scalar>* net) {
   h5::OutputFile file(path);
   const hid_t f = file.get();
   h5::write_attribute(f, "egret_format", std::string("egret-checkpoint"));
@@ -300,7 +301,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& c, const Networ
       h5::write_attribute(g.get(), "type", net->layer(l).type_name());
       for (const auto& e : net->layer(l).parameters()) {
         if (e.spec.rank == Rank::kScalar)
-          h5::write_attribute(g.get(), e.spec.name, e.value(0, 0));
+          h5::write_attribute(g.get(), e.spec.name, static_cast<double>(e.value(0, 0)));
         else
           write_eigen(g.get(), e.spec.name, e.value);
       }
@@ -315,6 +316,9 @@ void write_checkpoint(const std::string& path, const Checkpoint& c, const Networ
   write_integrity(f, path);
   file.commit();
 }
+
+template void write_checkpoint(const std::string&, const Checkpoint&, const Network<double>*);
+template void write_checkpoint(const std::string&, const Checkpoint&, const Network<float>*);
 
 Checkpoint read_checkpoint(const std::string& path) {
   return h5::read_untrusted(path, [&] { return read_checkpoint_contents(path); });

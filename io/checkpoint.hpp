@@ -30,9 +30,10 @@ struct Checkpoint {
   std::string rng_state;  // std::mt19937_64 state as text
 };
 
-// `net` (optional) adds the named parameters.
+// `net` (optional) adds the named parameters (float64 in the file whatever the run's precision).
+template <class Scalar = double>  // double and float
 void write_checkpoint(const std::string& path, const Checkpoint& c,
-                      const Network<double>* net = nullptr);
+                      const Network<Scalar>* net = nullptr);
 // Validated in a child process first (io/hdf5.hpp); a checkpoint any of whose datasets or
 // attributes does not match its CRC-64 is refused, naming the damaged item.
 Checkpoint read_checkpoint(const std::string& path);

@@ -116,12 +116,18 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
     throw std::invalid_argument(origin + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) fail(origin, "top level", "expected a JSON object");
-  std::set<std::string> known = {"seed",    "input_channels", "layers", "readout_classes",
-                                 "readout", "simulation"};
+  std::set<std::string> known = {"seed",    "input_channels", "layers",   "readout_classes",
+                                 "readout", "simulation",     "precision"};
   known.insert(other_sections.begin(), other_sections.end());
   json_fields::check_keys(root, known, origin, "top level");
   NetworkConfig cfg;
   cfg.seed = static_cast<std::uint64_t>(get_count(root, "seed", 1, origin, "top level"));
+  if (root.contains("precision")) {
+    if (!root["precision"].is_string())
+      fail(origin, "precision",
+           "expected \"float\" or \"double\", got " + root["precision"].dump());
+    cfg.precision = parse_precision(root["precision"].get<std::string>(), origin + ": precision");
+  }
   cfg.input_channels = get_count(root, "input_channels", 0, origin, "top level");
   if (cfg.input_channels <= 0) fail(origin, "input_channels", "must be a positive integer");
   cfg.readout_classes = get_count(root, "readout_classes", 0, origin, "top level");
@@ -156,6 +162,16 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   if (!std::isfinite(cfg.end_time) || cfg.end_time < 0)
     fail(origin, "simulation.end_time", "must be finite and >= 0");
   return cfg;
+}
+
+const char* precision_name(Precision p) {
+  return p == Precision::kDouble ? "double" : "float";
+}
+
+Precision parse_precision(const std::string& name, const std::string& where) {
+  if (name == "float") return Precision::kFloat;
+  if (name == "double") return Precision::kDouble;
+  throw std::invalid_argument(where + ": expected \"float\" or \"double\", got \"" + name + "\"");
 }
 
 std::string read_text_file(const std::string& path, const char* what) {

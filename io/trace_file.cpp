@@ -8,6 +8,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/precision_cast.hpp"
+
 #ifndef EGRET_VERSION
 #define EGRET_VERSION "unknown"
 #endif
@@ -69,13 +71,16 @@ std::string utc_now() {
 
 }  // namespace
 
-std::vector<TraceLayerInfo> trace_layers(const Network<double>& net) {
+template <class Scalar>
+std::vector<TraceLayerInfo> trace_layers(const Network<Scalar>& net) {
   std::vector<TraceLayerInfo> out;
   for (Index l = 0; l < net.size(); ++l)
     out.push_back({"layer" + std::to_string(l), net.layer(l).type_name(), net.layer(l).units(),
                    net.layer(l).inputs()});
   return out;
 }
+template std::vector<TraceLayerInfo> trace_layers(const Network<double>&);
+template std::vector<TraceLayerInfo> trace_layers(const Network<float>&);
 
 struct TraceFileWriter::LayerStream {
   h5::Id group, values_group;
@@ -362,31 +367,42 @@ TraceData read_trace_file(const std::string& path) {
   return h5::read_untrusted(path, [&] { return read_trace_contents(path); });
 }
 
-SamplesTraceSummary write_samples_trace(const std::string& path, const Network<double>& net,
-                                        const std::vector<const Sample<double>*>& samples,
+template <class Scalar>
+SamplesTraceSummary write_samples_trace(const std::string& path, const Network<Scalar>& net,
+                                        const std::vector<const Sample<Scalar>*>& samples,
                                         const std::vector<std::int64_t>& labels,
                                         const Provenance& provenance, double dense_step) {
   if (!labels.empty() && labels.size() != samples.size())
     throw std::invalid_argument(path + ": one label per sample expected");
   TraceFileWriter writer(path, trace_layers(net));
   writer.set_provenance(provenance);
-  Network<double> local = net.clone();
+  CastingTraceSink<Scalar, double> sink(writer);  // the file holds float64 in both precisions
+  Network<Scalar> local = net.clone();
   SamplesTraceSummary summary;
   summary.layers.resize(static_cast<std::size_t>(net.size()));
   for (std::size_t i = 0; i < samples.size(); ++i) {
     writer.begin_sample(labels.empty() ? -1 : labels[i]);
-    SimOptions<double> opt = samples[i]->options();
+    SimOptions<Scalar> opt = samples[i]->options();
     opt.record_trace = false;
-    opt.sink = &writer;
-    opt.dense_step = dense_step;
-    const SimResult<double> r = simulate(local, samples[i]->input, opt);
+    opt.sink = &sink;
+    opt.dense_step = static_cast<Scalar>(dense_step);
+    const SimResult<Scalar> r = simulate(local, samples[i]->input, opt);
     for (std::size_t l = 0; l < r.layers.size(); ++l) summary.layers[l] += r.layers[l];
     summary.simulated_ms += static_cast<double>(samples[i]->end_time);
-    writer.end_sample(r);
+    writer.end_sample(cast_result<double>(r));
   }
   summary.events = writer.events_written();  // finish() releases the per-layer streams
   writer.finish();
   return summary;
 }
+
+template SamplesTraceSummary write_samples_trace(const std::string&, const Network<double>&,
+                                                 const std::vector<const Sample<double>*>&,
+                                                 const std::vector<std::int64_t>&,
+                                                 const Provenance&, double);
+template SamplesTraceSummary write_samples_trace(const std::string&, const Network<float>&,
+                                                 const std::vector<const Sample<float>*>&,
+                                                 const std::vector<std::int64_t>&,
+                                                 const Provenance&, double);
 
 }  // namespace egret

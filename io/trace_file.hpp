@@ -73,7 +73,8 @@ struct TraceLayerInfo {
   Index inputs = 0;
 };
 
-std::vector<TraceLayerInfo> trace_layers(const Network<double>& net);
+template <class Scalar>  // double and float
+std::vector<TraceLayerInfo> trace_layers(const Network<Scalar>& net);
 
 class TraceFileWriter final : public TraceSink<double> {
  public:
@@ -152,8 +153,9 @@ struct SamplesTraceSummary {
 // Simulates `samples` one after another, each from the network's initial state, into an HDF5
 // trace at `path` (sample i labelled labels[i], or -1 if `labels` is empty). `dense_step` [ms]:
 // the step of continuous layers' dense comparison (SimOptions::dense_step), e.g. the input bin.
-SamplesTraceSummary write_samples_trace(const std::string& path, const Network<double>& net,
-                                        const std::vector<const Sample<double>*>& samples,
+template <class Scalar>  // double and float; the file holds float64 either way
+SamplesTraceSummary write_samples_trace(const std::string& path, const Network<Scalar>& net,
+                                        const std::vector<const Sample<Scalar>*>& samples,
                                         const std::vector<std::int64_t>& labels,
                                         const Provenance& provenance, double dense_step = 1);
 

@@ -10,6 +10,7 @@
 #include "io/network_config.hpp"
 #include "io/trace_file.hpp"
 #include "models/continuous_egru_layer.hpp"
+#include "sim/precision_cast.hpp"
 #include "tests/test_support.hpp"
 
 namespace {
@@ -148,6 +149,42 @@ TEST(ConfigIo, StrictErrorsNameTheKey) {
   EXPECT_NE(
       error_of([] { egret::load_network_config("/nonexistent/net.json"); }).find("cannot open"),
       std::string::npos);
+}
+
+// "precision": float unless the file asks for double; anything else is refused, naming it.
+TEST(ConfigIo, PrecisionIsFloatByDefaultAndNamedInTheFile) {
+  const std::string layers = R"("input_channels": 2, "layers": [{"type": "lif", "units": 2}])";
+  auto parse = [](const std::string& text) {
+    return egret::parse_network_config(text, "net.json");
+  };
+  EXPECT_EQ(parse("{" + layers + "}").precision, egret::Precision::kFloat);
+  EXPECT_EQ(parse("{" + layers + R"(, "precision": "double"})").precision,
+            egret::Precision::kDouble);
+  EXPECT_EQ(parse("{" + layers + R"(, "precision": "float"})").precision, egret::Precision::kFloat);
+  EXPECT_EQ(error_of([&] { parse("{" + layers + R"(, "precision": "half"})"); }),
+            "net.json: precision: expected \"float\" or \"double\", got \"half\"");
+  EXPECT_NE(error_of([&] {
+              parse("{" + layers + R"(, "precision": 64})");
+            }).find("net.json: precision: expected \"float\" or \"double\", got 64"),
+            std::string::npos);
+  // with_precision instantiates the body once per scalar and runs the chosen one.
+  EXPECT_EQ(egret::with_precision(egret::Precision::kFloat, [](auto x) { return sizeof(x); }),
+            sizeof(float));
+  EXPECT_EQ(egret::with_precision(egret::Precision::kDouble, [](auto x) { return sizeof(x); }),
+            sizeof(double));
+}
+
+// A float run of a double input refuses values float cannot hold instead of making them inf.
+TEST(ConfigIo, FloatRunsRefuseInputsBeyondFloatRange) {
+  const egret::InputStream<double> in({{1.0, 0, 2.5}, {2.0, 1, 1e39}}, 2);
+  EXPECT_EQ(error_of([&] { egret::cast_input<float>(in); }),
+            "input event 1 value: 1e+39 is beyond the range of float (\"precision\": "
+            "\"double\" runs it)");
+  const auto ok = egret::cast_input<float>(egret::InputStream<double>({{1.5, 1, -3.25}}, 2));
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok.events()[0].time, 1.5f);
+  EXPECT_EQ(ok.events()[0].channel, 1);
+  EXPECT_EQ(ok.events()[0].value, -3.25f);
 }
 
 TEST(ConfigIo, ReadsInputEventCsvWithLineNumbersInErrors) {

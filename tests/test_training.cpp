@@ -181,6 +181,41 @@ TEST(Training, SameResultForOneAndTwoThreads) {
   EXPECT_EQ(values[0], values[1]);
 }
 
+// Training in float (the default precision) follows training in double within float's
+// rounding: the same trials, network and seed, three epochs of the delay-copy example. The
+// double run is the verified one (its gradients against finite differences above).
+TEST(Training, FloatTrainingFollowsDoubleWithinFloatRounding) {
+  auto cfg = delay_copy_config();
+  const auto train_d = egret::delay_copy_trials<double>(cfg.delay_copy, 32, 5);
+  const auto train_f = egret::cast_samples<float>(train_d);
+  egret::Trainer<double> d(egret::build_network<double>(cfg.network), cfg.training);
+  egret::Trainer<float> f(egret::build_network<float>(cfg.network), cfg.training);
+  ASSERT_EQ(d.parameters().size(), f.parameters().size());
+  double worst_loss = 0;
+  for (int e = 0; e < 3; ++e) {
+    const double ld = d.train_epoch(train_d).loss, lf = f.train_epoch(train_f).loss;
+    worst_loss = std::max(worst_loss, std::abs(lf - ld) / std::abs(ld));
+  }
+  const auto& vd = d.parameters().values();
+  const auto& vf = f.parameters().values();
+  double diff = 0, norm = 0, moved = 0;
+  const auto initial = egret::ParameterVector<double>(egret::build_network<double>(cfg.network),
+                                                      cfg.training.train_time_constants)
+                           .values();
+  for (std::size_t i = 0; i < vd.size(); ++i) {
+    diff += (vf[i] - vd[i]) * (vf[i] - vd[i]);
+    norm += vd[i] * vd[i];
+    moved += (vd[i] - initial[i]) * (vd[i] - initial[i]);
+  }
+  std::printf(
+      "  float vs double, 3 epochs: worst loss difference %.2e relative; parameters "
+      "%.2e relative (training moved them %.2e)\n",
+      worst_loss, std::sqrt(diff / norm), std::sqrt(moved / norm));
+  EXPECT_LT(worst_loss, 1e-4);
+  EXPECT_LT(std::sqrt(diff / norm), 1e-4);
+  EXPECT_GT(std::sqrt(moved / norm), 1e-2);  // the comparison is of trained parameters
+}
+
 TEST(Training, ResumedRunEqualsUninterruptedRun) {
   const auto cfg = delay_copy_config();
   const auto train = egret::delay_copy_trials<double>(cfg.delay_copy, 32, 5);

@@ -44,6 +44,8 @@ def main(argv=None):
     ap.add_argument("--global-batch", type=int, default=16, help="trials per step, all processes")
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--threads", type=int, default=1, help="TBB threads per process")
+    ap.add_argument("--precision", choices=["float", "double"], default="float",
+                    help="the scalar egret computes in (tensors are float64 in both)")
     ap.add_argument("--save", help="write the final parameters (rank 0) to this .npz file")
     ap.add_argument("--spawn", type=int, default=0,
                     help="start this many local processes (127.0.0.1) and wait for them")
@@ -66,7 +68,7 @@ def main(argv=None):
     # Every process generates the same trials (same seed) and takes its share of each batch.
     trials = egret.delay_copy_trials(task["train_trials"], task["seed"], bits=task["bits"])
     test = egret.delay_copy_trials(task["test_trials"], task["seed"] + 1, bits=task["bits"])
-    model = et.EventNetwork(cfg, threads=args.threads)
+    model = et.EventNetwork(cfg, threads=args.threads, precision=args.precision)
     ddp = DistributedDataParallel(model) if world > 1 else model
     opt = torch.optim.Adam(ddp.parameters(), lr=args.lr)
     bce = torch.nn.functional.binary_cross_entropy_with_logits

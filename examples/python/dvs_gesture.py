@@ -54,6 +54,8 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=0.005)
     ap.add_argument("--units", type=int, default=64)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--precision", choices=["float", "double"], default="float",
+                    help="the scalar egret computes in (tensors are float64 in both)")
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--out", default="out/python_dvs_gesture")
     args = ap.parse_args(argv)
@@ -83,7 +85,7 @@ def main(argv=None):
     }
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    model = et.EventNetwork(config, threads=args.threads)
+    model = et.EventNetwork(config, threads=args.threads, precision=args.precision)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     labels = {id(s): s.labels[0] for s in train + test}
 

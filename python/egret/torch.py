@@ -115,12 +115,14 @@ class EventNetwork(nn.Module):
             pass (continuous_egru: exact; discrete_egru: BPTT with its pseudo-derivative).
         train_time_constants: train the time constants of every layer (as exp(log tau)).
         threads: TBB threads for a batch (0: all cores).
+        precision: "float" or "double", the scalar egret computes in (default: the
+            configuration's "precision", float if absent). Tensors are float64 in both.
     """
 
     def __init__(self, config: Union[str, dict], *, train_time_constants: bool = False,
-                 threads: int = 0):
+                 threads: int = 0, precision: Optional[str] = None):
         super().__init__()
-        self.core = _egret.Network(config)
+        self.core = _egret.Network(config, precision=precision)
         self.threads = threads
         values = self.core.parameters()
         specs = self.core.parameter_specs()
@@ -163,7 +165,7 @@ class EventNetwork(nn.Module):
 
     def to_network(self) -> _egret.Network:
         """An :class:`egret.Network` with the current parameters (for simulate, traces, checkpoints)."""
-        net = _egret.Network(self.core.config)
+        net = _egret.Network(self.core.config, precision=self.core.precision)
         with torch.no_grad():
             values = {k: (float(v) if v.ndim == 0 else v.detach().cpu().numpy())
                       for k, v in self.layer_parameters().items()}
@@ -185,14 +187,15 @@ class SingleLayer(EventNetwork):
     """
 
     def __init__(self, layer_type: str, input_channels: int, units: int, *, seed: int = 1,
-                 train_time_constants: bool = False, threads: int = 0, **settings):
+                 train_time_constants: bool = False, threads: int = 0,
+                 precision: Optional[str] = None, **settings):
         config = {
             "seed": seed,
             "input_channels": input_channels,
             "layers": [{"type": layer_type, "units": units, **settings}],
         }
         super().__init__(json.dumps(config), train_time_constants=train_time_constants,
-                         threads=threads)
+                         threads=threads, precision=precision)
 
 
 class ContinuousEGRU(SingleLayer):

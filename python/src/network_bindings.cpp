@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "adjoint/reverse_sweep.hpp"
@@ -69,18 +70,20 @@ int checked_threads(int threads) {
 }
 
 // sim/batch_runner.hpp's for_each_sample with the thread count checked.
-template <class Body>
-void parallel_samples(const Network<double>& net, std::size_t n, int threads, const Body& body) {
+template <class Scalar, class Body>
+void parallel_samples(const Network<Scalar>& net, std::size_t n, int threads, const Body& body) {
   for_each_sample(net, n, checked_threads(threads), body);
 }
 
 // A layer's named parameters (or gradient) into `out` as "<prefix><name>".
+template <class Scalar>
 void add_named_parameters(py::dict& out, const std::string& prefix,
-                          const NamedParameters<double>& p) {
+                          const NamedParameters<Scalar>& p) {
   for (const auto& e : p) out[py::str(prefix + e.spec.name)] = parameter_to_python(e);
 }
 
-py::dict gradient_to_dict(const Gradient<double>& g, bool with_readout) {
+template <class Scalar>
+py::dict gradient_to_dict(const Gradient<Scalar>& g, bool with_readout) {
   py::dict grads;
   for (std::size_t l = 0; l < g.layers.size(); ++l)
     add_named_parameters(grads, "layer" + std::to_string(l) + ".", g.layers[l]);
@@ -91,7 +94,14 @@ py::dict gradient_to_dict(const Gradient<double>& g, bool with_readout) {
   return grads;
 }
 
-py::dict result_to_dict(const SimResult<double>& r) {
+// Arrays are float64 in both precisions.
+template <class T>
+py::array_t<double> f64_numpy(const std::vector<T>& v) {
+  return vector_to_numpy(std::vector<double>(v.begin(), v.end()));
+}
+
+template <class Scalar>
+py::dict result_to_dict(const SimResult<Scalar>& r) {
   const auto n = static_cast<py::ssize_t>(r.trace.size());
   py::array_t<double> time(n), val(n);
   py::array_t<std::int64_t> layer(n), unit(n);
@@ -108,8 +118,8 @@ py::dict result_to_dict(const SimResult<double>& r) {
   }
   py::list readouts, logits, events_per_layer;
   for (const auto& ro : r.readouts) {
-    readouts.append(vector_to_numpy(ro.trace));
-    logits.append(vector_to_numpy(ro.logits));
+    readouts.append(f64_numpy(ro.trace));
+    logits.append(f64_numpy(ro.logits));
   }
   py::list counts;
   for (std::size_t k = 0; k < r.layers.size(); ++k) {
@@ -132,7 +142,7 @@ py::dict result_to_dict(const SimResult<double>& r) {
     c["dense_operations_per_step"] = l.dense.operations_per_step;
     py::dict metrics;
     for (const auto& [name, value] :
-         egret::layer_metrics(l, 1, static_cast<double>(r.end_time), sizeof(double)))
+         egret::layer_metrics(l, 1, static_cast<double>(r.end_time), sizeof(Scalar)))
       metrics[name.c_str()] = value;
     c["metrics"] = metrics;
     counts.append(c);
@@ -147,7 +157,7 @@ py::dict result_to_dict(const SimResult<double>& r) {
   out["events_per_layer"] = events_per_layer;
   out["layer_counts"] = counts;
   out["events_processed"] = r.events_processed;
-  out["end_time"] = r.end_time;
+  out["end_time"] = static_cast<double>(r.end_time);
   if (!r.snapshots.empty()) {  // {time: (K,), layers: [{variable: (K, N)}]}
     std::vector<double> times;
     for (const auto& s : r.snapshots) times.push_back(s.time);
@@ -176,8 +186,8 @@ py::dict result_to_dict(const SimResult<double>& r) {
 }
 
 // A (B, R, width) array from per-sample readout vectors (trace or logits).
-template <class Get>
-py::array_t<double> stack_readouts(const std::vector<SimResult<double>>& results, Index width,
+template <class Scalar, class Get>
+py::array_t<double> stack_readouts(const std::vector<SimResult<Scalar>>& results, Index width,
                                    const Get& get) {
   const auto b = static_cast<py::ssize_t>(results.size());
   const auto r = static_cast<py::ssize_t>(results.empty() ? 0 : results[0].readouts.size());
@@ -193,7 +203,8 @@ py::array_t<double> stack_readouts(const std::vector<SimResult<double>>& results
   return a;
 }
 
-std::vector<std::vector<std::vector<double>>> unstack(const py::handle& obj, std::size_t b,
+template <class Scalar>
+std::vector<std::vector<std::vector<Scalar>>> unstack(const py::handle& obj, std::size_t b,
                                                       std::size_t r, Index width,
                                                       const std::string& name) {
   const F64 a = py::cast<F64>(obj);
@@ -201,14 +212,15 @@ std::vector<std::vector<std::vector<double>>> unstack(const py::handle& obj, std
       static_cast<std::size_t>(a.shape(1)) != r || a.shape(2) != width)
     throw std::invalid_argument(name + ": expected shape (" + std::to_string(b) + ", " +
                                 std::to_string(r) + ", " + std::to_string(width) + ")");
-  std::vector<std::vector<std::vector<double>>> out(b);
+  std::vector<std::vector<std::vector<Scalar>>> out(b);
   const double* d = a.data();
   for (std::size_t i = 0; i < b; ++i) {
     out[i].resize(r);
     for (std::size_t j = 0; j < r; ++j) {
-      out[i][j].assign(d, d + width);
-      for (double v : out[i][j])
-        if (!std::isfinite(v)) throw std::invalid_argument(name + ": NaN or infinite entry");
+      for (const double* v = d; v != d + width; ++v) {
+        if (!std::isfinite(*v)) throw std::invalid_argument(name + ": NaN or infinite entry");
+        out[i][j].push_back(narrow_checked<Scalar>(*v, name));
+      }
       d += width;
     }
   }
@@ -216,31 +228,32 @@ std::vector<std::vector<std::vector<double>>> unstack(const py::handle& obj, std
 }
 
 // A batch's forward pass with tapes, for one backward pass later (egret.torch).
-class ForwardBatch {
+template <class Scalar>
+class ForwardBatchOf {
  public:
-  ForwardBatch(Network<double> net, std::vector<SimResult<double>> results,
-               std::vector<Tape<double>> tapes, std::vector<std::size_t> input_sizes, int threads)
+  ForwardBatchOf(Network<Scalar> net, std::vector<SimResult<Scalar>> results,
+                 std::vector<Tape<Scalar>> tapes, std::vector<std::size_t> input_sizes, int threads)
       : net_(std::move(net)),
         results_(std::move(results)),
         tapes_(std::move(tapes)),
         input_sizes_(std::move(input_sizes)),
         threads_(threads) {}
-  ForwardBatch(const ForwardBatch&) = delete;
-  ForwardBatch(ForwardBatch&&) = default;
-  ForwardBatch& operator=(const ForwardBatch&) = delete;
-  ForwardBatch& operator=(ForwardBatch&&) = default;
+  ForwardBatchOf(const ForwardBatchOf&) = delete;
+  ForwardBatchOf(ForwardBatchOf&&) = default;
+  ForwardBatchOf& operator=(const ForwardBatchOf&) = delete;
+  ForwardBatchOf& operator=(ForwardBatchOf&&) = default;
 
   Index readout_width() const { return net_.layer(net_.size() - 1).units(); }
   py::array_t<double> traces() const {
     return stack_readouts(
         results_, readout_width(),
-        [](const ReadoutRecord<double>& r) -> const std::vector<double>& { return r.trace; });
+        [](const ReadoutRecord<Scalar>& r) -> const std::vector<Scalar>& { return r.trace; });
   }
   py::object logits() const {
     if (!net_.readout()) return py::none();
     return stack_readouts(
         results_, net_.readout()->classes(),
-        [](const ReadoutRecord<double>& r) -> const std::vector<double>& { return r.logits; });
+        [](const ReadoutRecord<Scalar>& r) -> const std::vector<Scalar>& { return r.logits; });
   }
   py::list results() const {
     py::list out;
@@ -257,13 +270,14 @@ class ForwardBatch {
     if (via_logits && !net_.readout())
       throw std::invalid_argument("backward: d_logits given but the network has no readout");
     const auto upstream =
-        via_logits ? unstack(d_logits, b, r, net_.readout()->classes(), "backward: d_logits")
-                   : unstack(d_traces, b, r, readout_width(), "backward: d_traces");
-    std::vector<Gradient<double>> grads(b);
+        via_logits
+            ? unstack<Scalar>(d_logits, b, r, net_.readout()->classes(), "backward: d_logits")
+            : unstack<Scalar>(d_traces, b, r, readout_width(), "backward: d_traces");
+    std::vector<Gradient<Scalar>> grads(b);
     std::vector<BackwardReport> reports(b);
     {
       py::gil_scoped_release release;
-      parallel_samples(net_, b, threads_, [&](std::size_t i, Network<double>&) {
+      parallel_samples(net_, b, threads_, [&](std::size_t i, Network<Scalar>&) {
         grads[i] = zero_gradient(net_, input_sizes_[i]);
         const auto d_o =
             via_logits ? readout_backward(net_, results_[i], upstream[i], grads[i]) : upstream[i];
@@ -274,7 +288,7 @@ class ForwardBatch {
       if (!reports[i].ok())
         throw std::runtime_error("backward pass, sample " + std::to_string(i) + ": " +
                                  reports[i].first_problem);
-    Gradient<double> sum = zero_gradient(net_, 0);
+    Gradient<Scalar> sum = zero_gradient(net_, 0);
     for (const auto& g : grads) sum += g;
     return gradient_to_dict(sum, via_logits);
   }
@@ -282,9 +296,9 @@ class ForwardBatch {
   std::size_t size() const { return results_.size(); }
 
  private:
-  Network<double> net_;
-  std::vector<SimResult<double>> results_;
-  std::vector<Tape<double>> tapes_;
+  Network<Scalar> net_;
+  std::vector<SimResult<Scalar>> results_;
+  std::vector<Tape<Scalar>> tapes_;
   std::vector<std::size_t> input_sizes_;
   int threads_ = 0;
 };
@@ -300,18 +314,18 @@ std::string config_to_text(const py::object& config) {
   throw std::invalid_argument("Network: configuration must be JSON text or a dict");
 }
 
-class PyNetwork {
+// egret.Network in one precision (the Python class dispatches to one of the two).
+template <class Scalar>
+class NetworkOf {
  public:
-  explicit PyNetwork(const py::object& config)
-      : config_text_(config_to_text(config)),
-        cfg_(parse_network_config(config_text_, "<config>", kTrainingSections)),
-        net_(build_network<double>(cfg_)) {}
-  PyNetwork(std::string text, NetworkConfig cfg, Network<double> net)
+  NetworkOf(std::string text, NetworkConfig cfg)
+      : config_text_(std::move(text)), cfg_(std::move(cfg)), net_(build_network<Scalar>(cfg_)) {}
+  NetworkOf(std::string text, NetworkConfig cfg, Network<Scalar> net)
       : config_text_(std::move(text)), cfg_(std::move(cfg)), net_(std::move(net)) {}
-  PyNetwork(const PyNetwork&) = delete;
-  PyNetwork(PyNetwork&&) = default;
-  PyNetwork& operator=(const PyNetwork&) = delete;
-  PyNetwork& operator=(PyNetwork&&) = default;
+  NetworkOf(const NetworkOf&) = delete;
+  NetworkOf(NetworkOf&&) = default;
+  NetworkOf& operator=(const NetworkOf&) = delete;
+  NetworkOf& operator=(NetworkOf&&) = default;
 
   const std::string& config() const { return config_text_; }
   Index input_channels() const { return net_.input_channels(); }
@@ -331,32 +345,34 @@ class PyNetwork {
   py::dict simulate(const py::object& t, const py::object& channel, const py::object& value,
                     double end_time, const py::object& readout_times, const py::object& windows,
                     const py::object& snapshot_times) {
-    const PySample s = make_sample(t, channel, value, net_.input_channels(), end_time,
+    const PySample p = make_sample(t, channel, value, net_.input_channels(), end_time,
                                    readout_times, windows, py::none(), py::none());
+    const Sample<Scalar>& s = p.sample<Scalar>();
     auto opt = s.options(cfg_.run_settings());
     if (!snapshot_times.is_none()) {
       const F64 st = as_f64_vector(snapshot_times, "simulate: snapshot_times");
-      opt.snapshot_times.assign(st.data(), st.data() + st.shape(0));
+      for (py::ssize_t i = 0; i < st.shape(0); ++i)
+        opt.snapshot_times.push_back(narrow_checked<Scalar>(st.data()[i], "snapshot time"));
     }
     // A private clone (shared parameters): another Python thread may run or replace net_.
-    Network<double> local = net_.clone();
-    SimResult<double> r;
+    Network<Scalar> local = net_.clone();
+    SimResult<Scalar> r;
     {
       py::gil_scoped_release release;
-      r = egret::simulate(local, s.s.input, opt);
+      r = egret::simulate(local, s.input, opt);
     }
     return result_to_dict(r);
   }
 
   py::list simulate_batch(const py::object& samples, int threads) {
     const auto batch = checked(samples);
-    const Network<double> net = net_.clone();  // see simulate
-    std::vector<SimResult<double>> results(batch.size());
+    const Network<Scalar> net = net_.clone();  // see simulate
+    std::vector<SimResult<Scalar>> results(batch.size());
     {
       py::gil_scoped_release release;
-      parallel_samples(net, batch.size(), threads, [&](std::size_t i, Network<double>& local) {
-        results[i] =
-            egret::simulate(local, batch[i]->s.input, batch[i]->options(cfg_.run_settings()));
+      parallel_samples(net, batch.size(), threads, [&](std::size_t i, Network<Scalar>& local) {
+        const Sample<Scalar>& s = batch[i]->template sample<Scalar>();
+        results[i] = egret::simulate(local, s.input, s.options(cfg_.run_settings()));
       });
     }
     py::list out;
@@ -364,7 +380,8 @@ class PyNetwork {
     return out;
   }
 
-  ForwardBatch forward(const py::object& samples, const py::object& parameters, int threads) {
+  ForwardBatchOf<Scalar> forward(const py::object& samples, const py::object& parameters,
+                                 int threads) {
     const auto batch = checked(samples);
     const std::size_t r = static_cast<std::size_t>(batch.front()->readouts());
     if (r == 0) throw std::invalid_argument("forward: the samples have no readouts");
@@ -374,23 +391,24 @@ class PyNetwork {
                                     std::to_string(batch[i]->readouts()) +
                                     " readouts, sample 0 has " + std::to_string(r) +
                                     " (a batch needs one readout count)");
-    Network<double> net =
+    Network<Scalar> net =
         parameters.is_none() ? net_.clone() : with_parameters(parameters.cast<py::dict>());
-    std::vector<SimResult<double>> results(batch.size());
-    std::vector<Tape<double>> tapes(batch.size());
+    std::vector<SimResult<Scalar>> results(batch.size());
+    std::vector<Tape<Scalar>> tapes(batch.size());
     std::vector<std::size_t> sizes(batch.size());
     {
       py::gil_scoped_release release;
-      parallel_samples(net, batch.size(), threads, [&](std::size_t i, Network<double>& local) {
-        auto opt = batch[i]->options(cfg_.run_settings());
+      parallel_samples(net, batch.size(), threads, [&](std::size_t i, Network<Scalar>& local) {
+        const Sample<Scalar>& s = batch[i]->template sample<Scalar>();
+        auto opt = s.options(cfg_.run_settings());
         opt.tape = &tapes[i];
         opt.record_trace = false;
-        results[i] = egret::simulate(local, batch[i]->s.input, opt);
-        sizes[i] = batch[i]->s.input.size();
+        results[i] = egret::simulate(local, s.input, opt);
+        sizes[i] = s.input.size();
       });
     }
-    return ForwardBatch(std::move(net), std::move(results), std::move(tapes), std::move(sizes),
-                        threads);
+    return ForwardBatchOf<Scalar>(std::move(net), std::move(results), std::move(tapes),
+                                  std::move(sizes), threads);
   }
 
   // Mean loss over the samples and the exact gradient of the mean, with accuracy counts.
@@ -405,16 +423,16 @@ class PyNetwork {
     }
     if (!net_.readout())
       throw std::invalid_argument("loss_and_gradient: the network has no readout");
-    const Network<double> net = net_.clone();  // see simulate
+    const Network<Scalar> net = net_.clone();  // see simulate
     const std::size_t b = batch.size();
-    std::vector<SampleOutcome<double>> out(b);
+    std::vector<SampleOutcome<Scalar>> out(b);
     std::vector<std::exception_ptr> errors(b);  // rethrown in sample order, with their types
     {
       py::gil_scoped_release release;
-      parallel_samples(net, b, threads, [&](std::size_t i, Network<double>& local) {
+      parallel_samples(net, b, threads, [&](std::size_t i, Network<Scalar>& local) {
         try {
-          out[i] = sample_loss_and_gradient(local, batch[i]->s, kind, true, {}, true,
-                                            cfg_.run_settings());
+          out[i] = sample_loss_and_gradient(local, batch[i]->template sample<Scalar>(), kind, true,
+                                            {}, true, cfg_.run_settings());
         } catch (...) {
           errors[i] = std::current_exception();
         }
@@ -426,7 +444,7 @@ class PyNetwork {
         throw std::runtime_error("backward pass, sample " + std::to_string(i) + ": " +
                                  out[i].report.first_problem);
     }
-    Gradient<double> sum = zero_gradient(net, 0);
+    Gradient<Scalar> sum = zero_gradient(net, 0);
     double mean = 0;
     int correct = 0, total = 0;
     BackwardReport report;
@@ -437,12 +455,12 @@ class PyNetwork {
       total += o.loss.total;
       report += o.report;
     }
-    sum *= 1.0 / static_cast<double>(b);
+    sum *= Scalar(1) / static_cast<Scalar>(b);
     mean /= static_cast<double>(b);
     py::dict grad = gradient_to_dict(sum, true);
     if (b == 1) {  // per-event input gradients exist for a single sample
-      grad["input.time"] = vector_to_numpy(out[0].grad.input_time);
-      grad["input.value"] = vector_to_numpy(out[0].grad.input_value);
+      grad["input.time"] = f64_numpy(out[0].grad.input_time);
+      grad["input.value"] = f64_numpy(out[0].grad.input_value);
     }
     py::dict stats;
     stats["correct"] = correct;
@@ -490,12 +508,12 @@ class PyNetwork {
   // The network with the named parameters replaced (shapes and values checked, layers rebuilt and
   // validated by their family, so e.g. a non-positive threshold is a ValueError). A name no layer
   // has is an error; nothing changes unless every value is accepted.
-  Network<double> with_parameters(const py::dict& values) const {
+  Network<Scalar> with_parameters(const py::dict& values) const {
     std::size_t used = 0;
-    Network<double> fresh;
+    Network<Scalar> fresh;
     for (Index l = 0; l < net_.size(); ++l) {
       const std::string prefix = "layer" + std::to_string(l) + ".";
-      NamedParameters<double> p = net_.layer(l).parameters();
+      NamedParameters<Scalar> p = net_.layer(l).parameters();
       for (auto& e : p) {
         const std::string key = prefix + e.spec.name;
         if (!values.contains(key)) continue;
@@ -509,7 +527,7 @@ class PyNetwork {
       }
     }
     if (const auto* ro = net_.readout()) {
-      Readout<double> r = *ro;
+      Readout<Scalar> r = *ro;
       for (const auto* key : {"readout.W_o", "readout.b_o"}) {
         if (!values.contains(key)) continue;
         if (std::string(key) == "readout.W_o")
@@ -534,32 +552,23 @@ class PyNetwork {
   // Checkpoint: the configuration and every parameter (thresholds and time constants included)
   // in the flat training coordinates of `egret train`, plus the named parameters.
   void save_checkpoint(const std::string& path, int epoch) const {
-    const ParameterVector<double> pv(net_, true);
+    const ParameterVector<Scalar> pv(net_, true);
     Checkpoint c;
     c.config_text = config_text_;
     c.epoch = epoch;
-    c.values = pv.values();
-    const Network<double> net = net_.clone();  // see simulate
+    c.values.assign(pv.values().begin(), pv.values().end());
+    const Network<Scalar> net = net_.clone();  // see simulate
     {
       py::gil_scoped_release release;
       write_checkpoint(path, c, &net);
     }
   }
 
-  static PyNetwork load_checkpoint(const std::string& path) {
-    const Checkpoint c = read_checkpoint(path);
-    NetworkConfig cfg;
-    try {
-      cfg = parse_network_config(c.config_text, path + " (configuration)", kTrainingSections);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(path +
-                                  ": the checkpoint's configuration is not a network or "
-                                  "training configuration: " +
-                                  e.what());
-    }
-    const Network<double> initial = build_network<double>(cfg);
-    const ParameterVector<double> without_tau(initial, false), with_tau(initial, true);
-    ParameterVector<double> pv;
+  static NetworkOf load_checkpoint(const std::string& path, const Checkpoint& c,
+                                   const NetworkConfig& cfg) {
+    const Network<Scalar> initial = build_network<Scalar>(cfg);
+    const ParameterVector<Scalar> without_tau(initial, false), with_tau(initial, true);
+    ParameterVector<Scalar> pv;
     if (c.values.size() == with_tau.size())
       pv = with_tau;
     else if (c.values.size() == without_tau.size())
@@ -569,8 +578,8 @@ class PyNetwork {
                                   " trainable values, the configuration's network has " +
                                   std::to_string(without_tau.size()) + " (or " +
                                   std::to_string(with_tau.size()) + " with time constants)");
-    pv.values() = c.values;
-    return PyNetwork(c.config_text, cfg, pv.network());
+    pv.values() = cast_values<Scalar>(c.values, path + ": /training/values");
+    return NetworkOf(c.config_text, cfg, pv.network());
   }
 
   // Simulates the samples one after another into an HDF5 trace (docs/formats.md).
@@ -588,9 +597,10 @@ class PyNetwork {
         throw std::invalid_argument("write_trace: one label per sample expected");
       label.assign(l.begin(), l.end());
     }
-    std::vector<const Sample<double>*> runs;
-    for (std::size_t i = 0; i < batch.size(); ++i) runs.push_back(&batch[i]->s);
-    const Network<double> net = net_.clone();  // see simulate
+    std::vector<const Sample<Scalar>*> runs;
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      runs.push_back(&batch[i]->template sample<Scalar>());
+    const Network<Scalar> net = net_.clone();  // see simulate
     const Provenance provenance{config_text_, static_cast<std::int64_t>(cfg_.seed), command_line};
     py::gil_scoped_release release;
     return write_samples_trace(path, net, runs, label, provenance, step).events;
@@ -609,7 +619,137 @@ class PyNetwork {
 
   std::string config_text_;
   NetworkConfig cfg_;
-  Network<double> net_;
+  Network<Scalar> net_;
+};
+
+// egret.ForwardBatch: the forward pass of a float or a double network.
+class ForwardBatch {
+ public:
+  template <class Scalar>
+  explicit ForwardBatch(ForwardBatchOf<Scalar> b) : batch_(std::move(b)) {}
+  py::array_t<double> traces() const {
+    return std::visit([](const auto& b) { return b.traces(); }, batch_);
+  }
+  py::object logits() const {
+    return std::visit([](const auto& b) { return b.logits(); }, batch_);
+  }
+  py::list results() const {
+    return std::visit([](const auto& b) { return b.results(); }, batch_);
+  }
+  py::dict backward(const py::object& d_traces, const py::object& d_logits) {
+    return std::visit([&](auto& b) { return b.backward(d_traces, d_logits); }, batch_);
+  }
+  std::size_t size() const {
+    return std::visit([](const auto& b) { return b.size(); }, batch_);
+  }
+
+ private:
+  std::variant<ForwardBatchOf<double>, ForwardBatchOf<float>> batch_;
+};
+
+// egret.Network: a NetworkOf<float> or a NetworkOf<double>, chosen once from the configuration's
+// "precision" (or the constructor's precision argument); every method forwards to it.
+class PyNetwork {
+  using Impl = std::variant<NetworkOf<double>, NetworkOf<float>>;
+  explicit PyNetwork(Impl impl) : impl_(std::move(impl)) {}
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return std::visit(std::forward<F>(f), impl_);
+  }
+  template <class F>
+  decltype(auto) visit(F&& f) {
+    return std::visit(std::forward<F>(f), impl_);
+  }
+
+ public:
+  PyNetwork(const py::object& config, const py::object& precision)
+      : PyNetwork(make(config_to_text(config), precision)) {}
+
+  static Impl make(std::string text, const py::object& precision) {
+    NetworkConfig cfg = parse_network_config(text, "<config>", kTrainingSections);
+    if (!precision.is_none())
+      cfg.precision = parse_precision(py::cast<std::string>(precision), "Network: precision");
+    return with_precision(cfg.precision, [&](auto scalar) -> Impl {
+      return NetworkOf<decltype(scalar)>(std::move(text), std::move(cfg));
+    });
+  }
+
+  std::string precision() const {
+    return std::holds_alternative<NetworkOf<double>>(impl_) ? "double" : "float";
+  }
+  const std::string& config() const {
+    return std::visit([](const auto& n) -> const std::string& { return n.config(); }, impl_);
+  }
+  Index input_channels() const {
+    return visit([](const auto& n) { return n.input_channels(); });
+  }
+  Index layers() const {
+    return visit([](const auto& n) { return n.layers(); });
+  }
+  std::vector<Index> units() const {
+    return visit([](const auto& n) { return n.units(); });
+  }
+  std::vector<std::string> layer_types() const {
+    return visit([](const auto& n) { return n.layer_types(); });
+  }
+  Index readout_classes() const {
+    return visit([](const auto& n) { return n.readout_classes(); });
+  }
+  py::dict simulate(const py::object& t, const py::object& channel, const py::object& value,
+                    double end_time, const py::object& readout_times, const py::object& windows,
+                    const py::object& snapshot_times) {
+    return visit([&](auto& n) {
+      return n.simulate(t, channel, value, end_time, readout_times, windows, snapshot_times);
+    });
+  }
+  py::list simulate_batch(const py::object& samples, int threads) {
+    return visit([&](auto& n) { return n.simulate_batch(samples, threads); });
+  }
+  ForwardBatch forward(const py::object& samples, const py::object& parameters, int threads) {
+    return visit([&](auto& n) { return ForwardBatch(n.forward(samples, parameters, threads)); });
+  }
+  py::tuple loss_and_gradient(const py::object& samples, const std::string& loss, int threads) {
+    return visit([&](auto& n) { return n.loss_and_gradient(samples, loss, threads); });
+  }
+  py::dict parameter_specs() const {
+    return visit([](auto& n) { return n.parameter_specs(); });
+  }
+  py::dict parameters() const {
+    return visit([](auto& n) { return n.parameters(); });
+  }
+  void set_parameters(const py::dict& values) {
+    visit([&](auto& n) { n.set_parameters(values); });
+  }
+  void save_checkpoint(const std::string& path, int epoch) const {
+    visit([&](auto& n) { n.save_checkpoint(path, epoch); });
+  }
+  // In the precision its configuration names, or `precision` if given.
+  static PyNetwork load_checkpoint(const std::string& path, const py::object& precision) {
+    const Checkpoint c = read_checkpoint(path);
+    NetworkConfig cfg;
+    try {
+      cfg = parse_network_config(c.config_text, path + " (configuration)", kTrainingSections);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(path +
+                                  ": the checkpoint's configuration is not a network or "
+                                  "training configuration: " +
+                                  e.what());
+    }
+    if (!precision.is_none())
+      cfg.precision = parse_precision(py::cast<std::string>(precision), "precision");
+    return PyNetwork(with_precision(cfg.precision, [&](auto scalar) -> Impl {
+      return NetworkOf<decltype(scalar)>::load_checkpoint(path, c, cfg);
+    }));
+  }
+  std::uint64_t write_trace(const std::string& path, const py::object& samples,
+                            const py::object& labels, const std::string& command_line,
+                            const py::object& dense_step) {
+    return visit(
+        [&](auto& n) { return n.write_trace(path, samples, labels, command_line, dense_step); });
+  }
+
+ private:
+  Impl impl_;
 };
 
 }  // namespace
@@ -694,9 +834,14 @@ void bind_network(py::module_& m) {
   py::class_<PyNetwork>(m, "Network",
                         "A network of event-driven layers (any registered cell family) with an "
                         "optional linear readout.")
-      .def(py::init<const py::object&>(), py::arg("config"),
+      .def(py::init<const py::object&, const py::object&>(), py::arg("config"), py::kw_only(),
+           py::arg("precision") = py::none(),
            "A network from a configuration: JSON text or a dict in the format of "
-           "`egret simulate --config` (docs/formats.md).")
+           "`egret simulate --config` (docs/formats.md). precision: 'float' or 'double' "
+           "(default: the configuration's \"precision\", float if absent). Arrays in and out "
+           "are float64 in both.")
+      .def_property_readonly("precision", &PyNetwork::precision,
+                             "'float' or 'double': the scalar the network computes in.")
       .def_property_readonly("config", &PyNetwork::config, "The configuration text (JSON).")
       .def_property_readonly("input_channels", &PyNetwork::input_channels)
       .def_property_readonly("layers", &PyNetwork::layers)
@@ -742,8 +887,10 @@ void bind_network(py::module_& m) {
            "Replace parameters by name (shapes and values checked).")
       .def("save_checkpoint", &PyNetwork::save_checkpoint, py::arg("path"), py::kw_only(),
            py::arg("epoch") = 0, "Write an HDF5 checkpoint (configuration and parameters).")
-      .def_static("load_checkpoint", &PyNetwork::load_checkpoint, py::arg("path"),
-                  "A network from a checkpoint of Network.save_checkpoint or `egret train`.")
+      .def_static("load_checkpoint", &PyNetwork::load_checkpoint, py::arg("path"), py::kw_only(),
+                  py::arg("precision") = py::none(),
+                  "A network from a checkpoint of Network.save_checkpoint or `egret train`, in "
+                  "the precision of its configuration unless precision is given.")
       .def("write_trace", &PyNetwork::write_trace, py::arg("path"), py::arg("samples"),
            py::kw_only(), py::arg("labels") = py::none(), py::arg("command_line") = "python",
            py::arg("dense_step") = py::none(),

@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "events/event.hpp"
 #include "events/input_stream.hpp"
 #include "sim/parameters.hpp"
+#include "sim/precision_cast.hpp"
 
 namespace egret::python {
 
@@ -138,17 +140,19 @@ void numpy_to_matrix(const py::handle& obj, M& m, const std::string& name) {
       if (!std::isfinite(x))
         throw std::invalid_argument(name + ": NaN or infinite entry at index " +
                                     std::to_string(i * m.cols() + j));
-      m(i, j) = x;
+      m(i, j) = narrow_checked<typename M::Scalar>(
+          x, name + " entry " + std::to_string(i * m.cols() + j));
     }
 }
 
 // A named parameter (sim/parameters.hpp) as a float, a 1-D or a 2-D array, by its rank.
-inline py::object parameter_to_python(const NamedParameters<double>::Entry& e) {
+template <class Entry>
+py::object parameter_to_python(const Entry& e) {
   switch (e.spec.rank) {
     case Rank::kScalar:
-      return py::float_(e.value(0, 0));
+      return py::float_(static_cast<double>(e.value(0, 0)));
     case Rank::kVector:
-      return eigen_to_numpy(Vector<double>(e.value.col(0)));
+      return eigen_to_numpy(e.value.col(0).eval());
     default:
       return eigen_to_numpy(e.value);
   }
@@ -157,12 +161,13 @@ inline py::object parameter_to_python(const NamedParameters<double>::Entry& e) {
 double finite_scalar(const py::handle& obj, const std::string& name);
 
 // The inverse of parameter_to_python: shape (by rank) and finiteness checked.
-inline void parameter_from_python(const py::handle& obj, NamedParameters<double>::Entry& e,
-                                  const std::string& name) {
+template <class Entry>
+void parameter_from_python(const py::handle& obj, Entry& e, const std::string& name) {
+  using Scalar = typename std::decay_t<decltype(e.value)>::Scalar;
   if (e.spec.rank == Rank::kScalar) {
-    e.value(0, 0) = finite_scalar(obj, name);
+    e.value(0, 0) = narrow_checked<Scalar>(finite_scalar(obj, name), name);
   } else if (e.spec.rank == Rank::kVector) {
-    Vector<double> v(e.value.rows());
+    Vector<Scalar> v(e.value.rows());
     numpy_to_matrix(obj, v, name);
     e.value.col(0) = v;
   } else {

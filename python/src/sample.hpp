@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "python/src/numpy_conversions.hpp"
@@ -19,6 +21,18 @@ namespace egret::python {
 struct PySample {
   Sample<double> s;
   bool has_labels = false, has_values = false;
+  // The sample in float, made on first use by a float network (with the GIL held).
+  mutable std::shared_ptr<const Sample<float>> in_float;
+
+  template <class Scalar>
+  const Sample<Scalar>& sample() const {
+    if constexpr (std::is_same_v<Scalar, double>) {
+      return s;
+    } else {
+      if (!in_float) in_float = std::make_shared<const Sample<float>>(cast_sample<float>(s));
+      return *in_float;
+    }
+  }
 
   Index readouts() const {
     return static_cast<Index>(s.readout_times.size() + s.readout_windows.size());

@@ -14,7 +14,7 @@ import egret  # noqa: E402  (path set by conftest)
 
 def config(seed=3):
     return {
-        "seed": seed, "input_channels": 4,
+        "precision": "double", "seed": seed, "input_channels": 4,
         "layers": [
             {"type": "continuous_egru", "units": 6, "tau_m": 5, "tau_o": 6, "window_input": 3,
              "window_recurrent": 2, "threshold": 0.3,
@@ -215,13 +215,17 @@ def test_checkpoint_written_by_egret_train_loads(tmp_path, egret_bin, root):
     (tmp_path / "train.json").write_text(json.dumps(cfg))
     r = run([egret_bin, "train", "--config", tmp_path / "train.json"])
     assert r.returncode == 0, r.stderr
-    net = egret.Network.load_checkpoint(str(tmp_path / "out" / "checkpoint.h5"))
+    # Trained in float (the example's default), stored in float64, reloaded in either precision.
+    net = egret.Network.load_checkpoint(str(tmp_path / "out" / "checkpoint.h5"), precision="double")
     assert net.units == [2] and net.readout_classes == 2
     raw = egret.read_checkpoint(str(tmp_path / "out" / "checkpoint.h5"))
     assert raw["epoch"] == 2 and len(raw["adam_m"]) == len(raw["values"]) == 44
     p = net.parameters()
     theta = np.log1p(np.exp(raw["values"][36:38]))  # softplus(rho), the layout of train/parameters.hpp
     np.testing.assert_allclose(p["layer0.theta"], theta, rtol=1e-15)
+    in_float = egret.Network.load_checkpoint(str(tmp_path / "out" / "checkpoint.h5"))
+    assert in_float.precision == "float"
+    np.testing.assert_allclose(in_float.parameters()["layer0.theta"], theta, rtol=3e-7)
 
 
 def test_errors_from_cpp_arrive_with_their_messages():

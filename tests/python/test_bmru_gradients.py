@@ -51,7 +51,7 @@ def bmru_layer(P, x, alpha_s):
 
 def config(seed, dt, alpha_s):
     layer = {"type": "bmru", "dt": dt, "surrogate": {"alpha": alpha_s}}
-    return {"seed": seed, "input_channels": 5, "readout_classes": 3,
+    return {"precision": "double", "seed": seed, "input_channels": 5, "readout_classes": 3,
             "layers": [dict(layer, units=6, init={"weight_scale": 2.0, "bias_beta": 0.3,
                                                   "alpha": 0.8}),
                        dict(layer, units=4, init={"weight_scale": 1.5, "bias_beta": 0.2})]}
@@ -122,7 +122,7 @@ def test_bmru_input_value_gradients_equal_autograd():
 
 
 def test_a_layer_that_cannot_hold_its_input_is_refused_after_bmru():
-    cfg = {"input_channels": 2, "layers": [{"type": "bmru", "units": 3},
+    cfg = {"precision": "double", "input_channels": 2, "layers": [{"type": "bmru", "units": 3},
                                            {"type": "continuous_egru", "units": 2}]}
     with pytest.raises(ValueError, match="cannot consume the changes of a held output"):
         egret.Network(cfg)

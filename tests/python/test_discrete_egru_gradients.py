@@ -46,7 +46,7 @@ def discrete_layer(P, x, gamma, eps, counts):
 def two_discrete_layers_case(loss, half_width, seed):
     dt, end, channels = 0.5, 25.0, 5
     layer = {"type": "discrete_egru", "dt": dt, "pseudo_derivative": {"half_width": half_width}}
-    cfg = {"seed": seed, "input_channels": channels, "readout_classes": 3,
+    cfg = {"precision": "double", "seed": seed, "input_channels": channels, "readout_classes": 3,
            "layers": [dict(layer, units=7, tau_o=6, threshold=0.2,
                            init={"weight_scale": 2.5, "bias_z": 0.5, "bias_spread": 0.3}),
                       dict(layer, units=4, tau_o=5, threshold=0.15,
@@ -111,7 +111,7 @@ def test_continuous_layer_feeding_a_discrete_layer_equals_autograd():
     of its events (y = theta of the emitting unit): the discrete layer bins its inputs, so event
     times, and with them every other continuous parameter and the input values, get none."""
     dt, end, channels = 1.0, 40.0, 4
-    cfg = {"seed": 5, "input_channels": channels, "readout_classes": 2,
+    cfg = {"precision": "double", "seed": 5, "input_channels": channels, "readout_classes": 2,
            "layers": [{"type": "continuous_egru", "units": 6, "tau_m": 5, "tau_o": 6,
                        "window_input": 3, "window_recurrent": 2, "threshold": 0.3,
                        "init": {"weight_scale": 1.5, "bias_z": 0.8, "bias_spread": 0.3}},
@@ -151,7 +151,7 @@ def test_continuous_layer_feeding_a_discrete_layer_equals_autograd():
 
 
 def activity_case(threshold):
-    cfg = {"seed": 9, "input_channels": 8, "readout_classes": 2,
+    cfg = {"precision": "double", "seed": 9, "input_channels": 8, "readout_classes": 2,
            "layers": [{"type": "discrete_egru", "units": 64, "dt": 1.0, "tau_o": 5,
                        "threshold": threshold, "pseudo_derivative": {"half_width": 0.05},
                        "init": {"weight_scale": 1.0, "bias_z": 0.6, "bias_spread": 0.4}}]}

@@ -58,7 +58,7 @@ def compare(mine, ref):
 
 def test_two_discrete_layers_equal_the_torch_equations():
     dt, end, channels = 0.5, 30.0, 6
-    cfg = {"seed": 11, "input_channels": channels, "readout_classes": 3,
+    cfg = {"precision": "double", "seed": 11, "input_channels": channels, "readout_classes": 3,
            "layers": [{"type": "discrete_egru", "units": 8, "dt": dt, "tau_o": 7, "threshold": 0.2,
                        "init": {"weight_scale": 2.5, "bias_z": 0.5, "bias_spread": 0.3}},
                       {"type": "discrete_egru", "units": 5, "dt": dt, "tau_o": 9, "threshold": 0.15,
@@ -89,7 +89,7 @@ def test_two_discrete_layers_equal_the_torch_equations():
 
 def test_discrete_layer_fed_by_a_continuous_layer_equals_the_torch_equations():
     dt, end, channels = 1.0, 40.0, 4
-    cfg = {"seed": 5, "input_channels": channels,
+    cfg = {"precision": "double", "seed": 5, "input_channels": channels,
            "layers": [{"type": "continuous_egru", "units": 6, "tau_m": 5, "tau_o": 6,
                        "window_input": 3, "window_recurrent": 2, "threshold": 0.3,
                        "init": {"weight_scale": 1.5, "bias_z": 0.8, "bias_spread": 0.3}},

@@ -55,7 +55,7 @@ BUDGETS = [(3, 2), (2, 3)]
 
 def config(seed, dt, straight_through):
     layer = {"type": "ds_gru", "dt": dt}
-    return {"seed": seed, "input_channels": 5, "readout_classes": 3,
+    return {"precision": "double", "seed": seed, "input_channels": 5, "readout_classes": 3,
             "layers": [dict(layer, units=6,
                             router={"hidden_k": 3, "input_k": 2, "rank": 3,
                                     "straight_through": straight_through},

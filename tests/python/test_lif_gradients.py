@@ -34,7 +34,7 @@ def lif_layer(P, x, dt, alpha_s, counts):
 
 def config(seed, dt, alpha_s):
     layer = {"type": "lif", "dt": dt, "surrogate": {"alpha": alpha_s}}
-    return {"seed": seed, "input_channels": 5, "readout_classes": 3,
+    return {"precision": "double", "seed": seed, "input_channels": 5, "readout_classes": 3,
             "layers": [dict(layer, units=7, tau_mem=6, tau_o=5, threshold=0.6,
                             init={"weight_scale": 3.0, "recurrent_scale": 1.5, "bias": 0.1,
                                   "bias_spread": 0.2}),

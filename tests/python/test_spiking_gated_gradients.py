@@ -72,7 +72,7 @@ def config(seed, settings):
         return {"type": "spiking_gated", "units": units, "dt": s["dt"],
                 "threshold": s["threshold"], "threshold_noise": s["noise"],
                 "surrogate": {"alpha": s["alpha_s"]}, "init": init}
-    return {"seed": seed, "input_channels": 5, "readout_classes": 3,
+    return {"precision": "double", "seed": seed, "input_channels": 5, "readout_classes": 3,
             "layers": [layer(6, settings[0], {"weight_scale": 1.5, "gate_scale": 2.0,
                                               "forget_scale": 1.5, "bias_gate": 0.4,
                                               "bias_spread": 0.4, "leak": 0.4,

@@ -44,7 +44,7 @@ def su_snn_layer(P, x, dt, alpha_s, slope, counts):
 
 def config(seed, dt, alpha_s, slope):
     layer = {"type": "su_snn", "dt": dt, "surrogate": {"alpha": alpha_s, "slope": slope}}
-    return {"seed": seed, "input_channels": 5, "readout_classes": 3,
+    return {"precision": "double", "seed": seed, "input_channels": 5, "readout_classes": 3,
             "layers": [dict(layer, units=7, tau_mem=6, tau_o=5, threshold=0.6,
                             init={"weight_scale": 3.0, "recurrent_scale": 1.5, "bias": 0.1,
                                   "bias_spread": 0.2},

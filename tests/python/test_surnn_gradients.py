@@ -34,7 +34,7 @@ def surnn_layer(P, x, dt, slope, counts):
 
 def config(seed, dt):
     layer = {"type": "surnn", "dt": dt, "surrogate": {"slope": 2.0}}
-    return {"seed": seed, "input_channels": 5, "readout_classes": 3,
+    return {"precision": "double", "seed": seed, "input_channels": 5, "readout_classes": 3,
             "layers": [dict(layer, units=6, init={"weight_scale": 2.0},
                             gate={"frequencies": 3, "period_min": 2, "period_max": 20,
                                   "bias": -0.3}),

@@ -51,7 +51,10 @@ def test_egret_torch_well_above_chance_on_fresh_trials(family):
     fresh = task_trials(task, 256, task["seed"] + 100)
     torch.manual_seed(1)
     rng = np.random.default_rng(1)
-    model = et.EventNetwork(cfg)
+    # suRNN in double: its float run (same gradients within 2.4e-6 at the start,
+    # tests/python/test_precision.py) stays on the 0.77 plateau for 70 epochs where the double
+    # run leaves it at epoch 55 (measured 2026-11-26).
+    model = et.EventNetwork(cfg, precision="double" if family == "surnn" else None)
     opt = torch.optim.Adam(model.parameters(), lr=training["learning_rate"])
     bce = torch.nn.functional.binary_cross_entropy_with_logits
     epochs = TORCH_EPOCHS.get(family, 40)

@@ -18,7 +18,7 @@ from conftest import BUILD, ROOT
 
 def config(classes=3):
     return {
-        "seed": 5, "input_channels": 4,
+        "precision": "double", "seed": 5, "input_channels": 4,
         "layers": [
             {"type": "continuous_egru", "units": 5, "tau_m": 5, "tau_o": 6, "window_input": 3,
              "window_recurrent": 2, "threshold": 0.3,
@@ -192,7 +192,9 @@ def test_distributed_data_parallel_equals_one_process(tmp_path):
     script = ROOT / "examples" / "python" / "distributed_delay_copy.py"
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"), MASTER_ADDR="127.0.0.1",
                MASTER_PORT=str(free_port()), WORLD_SIZE="2")
-    args = ["--steps", "12", "--global-batch", "8"]
+    # Double: the claim is equality within double rounding (float sums in another order differ
+    # at 1e-9).
+    args = ["--steps", "12", "--global-batch", "8", "--precision", "double"]
     procs = [subprocess.Popen([sys.executable, str(script), *args]
                               + (["--save", str(tmp_path / "two.npz")] if rank == 0 else []),
                               env=dict(env, RANK=str(rank)), stdout=subprocess.PIPE,
@@ -203,7 +205,7 @@ def test_distributed_data_parallel_equals_one_process(tmp_path):
     single_env = {k: v for k, v in env.items() if k not in ("WORLD_SIZE", "RANK")}
     for batch, name in (("8", "one.npz"), ("4", "half.npz")):
         r = subprocess.run([sys.executable, str(script), "--steps", "12", "--global-batch", batch,
-                            "--save", str(tmp_path / name)], env=single_env, capture_output=True,
+                            "--precision", "double", "--save", str(tmp_path / name)], env=single_env, capture_output=True,
                            text=True, timeout=300)
         assert r.returncode == 0, r.stderr
     two, one, half = (np.load(tmp_path / n) for n in ("two.npz", "one.npz", "half.npz"))
