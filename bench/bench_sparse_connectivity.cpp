@@ -8,6 +8,7 @@
 // Poisson input on D = 64 channels at 50 Hz, windows 5 ms, best of 3 (1 with --quick).
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -71,7 +72,12 @@ void run(Index n, double fraction, double sim_ms, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false;
+  Index only_n = 0;  // --n N: that size only (for profiling)
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--n") == 0 && i + 1 < argc) only_n = std::atoll(argv[++i]);
+  }
   const double sim_ms = quick ? 100 : 1000;
   const int reps = quick ? 1 : 3;
   std::printf(
@@ -79,6 +85,7 @@ int main(int argc, char** argv) {
       "D = 64 Poisson inputs at 50 Hz, windows 5 ms, %.0f ms simulated, best of %d\n",
       sim_ms, reps);
   for (Index n : {256, 1024, 4096}) {
+    if (only_n > 0 && n != only_n) continue;
     run<double>(n, 0.1, sim_ms, reps);
     run<float>(n, 0.1, sim_ms, reps);
   }

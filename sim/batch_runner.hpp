@@ -20,6 +20,30 @@
 namespace egret {
 
 #ifdef EGRET_TSAN_BUILD
+// body(i) for every i in [0, n), on std::threads in the ThreadSanitizer build (see below).
+template <class Body>
+void for_each_index(std::size_t n, int threads, const Body& body) {
+  const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+  const std::size_t workers = std::min<std::size_t>(threads > 0 ? threads : cores, n);
+  std::atomic<std::size_t> next{0};
+  std::mutex error_mutex;
+  std::exception_ptr first_error;
+  auto work = [&] {
+    try {
+      for (std::size_t i; (i = next.fetch_add(1)) < n;) body(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!first_error) first_error = std::current_exception();
+      next.store(n);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < workers; ++k) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (first_error) std::rethrow_exception(first_error);
+}
+
 // The ThreadSanitizer build runs for_each_sample on std::threads instead of TBB. Debian's libtbb
 // is not built with TSan, so TSan cannot see the synchronization inside it and reports TBB's own
 // task recycling as races (a new run of suppressions for every TBB version). std::thread and
@@ -50,6 +74,19 @@ void for_each_sample(const Network<Scalar>& net, std::size_t n, int threads, con
   if (first_error) std::rethrow_exception(first_error);
 }
 #else
+// body(i) for every i in [0, n) on TBB workers (threads <= 0: all cores); the body stores its
+// result at index i.
+template <class Body>
+void for_each_index(std::size_t n, int threads, const Body& body) {
+  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n),
+                      [&](const tbb::blocked_range<std::size_t>& range) {
+                        for (std::size_t i = range.begin(); i != range.end(); ++i) body(i);
+                      });
+  });
+}
+
 // Calls body(i, local) for every i in [0, n) on TBB workers, `local` being a worker-local clone
 // of `net` (shared parameters, private state). threads <= 0: TBB's default (all cores). The body
 // must store its result at index i; then nothing depends on the thread count.

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from . import _egret
+from ._evnn_egru import EGRU, from_torch_gru_gate_order, to_torch_gru_gate_order  # noqa: F401
 
 def _softplus_inverse(y: np.ndarray) -> np.ndarray:
     # log(exp(y) - 1), stable for large y
@@ -205,4 +206,5 @@ class ContinuousEGRU(SingleLayer):
         super().__init__("continuous_egru", input_channels, units, **kwargs)
 
 
-__all__ = ["EventNetwork", "SingleLayer", "ContinuousEGRU"]
+__all__ = ["EventNetwork", "SingleLayer", "ContinuousEGRU", "EGRU", "to_torch_gru_gate_order",
+           "from_torch_gru_gate_order"]

@@ -9,5 +9,6 @@ void bind_network(pybind11::module_& m);  // Network, Sample, ForwardBatch
 void bind_camera(pybind11::module_& m);   // event-camera files, transforms, gesture datasets
 void bind_files(pybind11::module_& m);    // HDF5 traces and checkpoints
 void bind_tasks(pybind11::module_& m);    // task generators (delay-copy)
+void bind_evnn(pybind11::module_& m);     // the EvNN-convention EGRU on dense sequences
 
 }  // namespace egret::python

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_egret, m) {
   egret::python::bind_camera(m);
   egret::python::bind_files(m);
   egret::python::bind_tasks(m);
+  egret::python::bind_evnn(m);
 }

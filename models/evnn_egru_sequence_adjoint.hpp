@@ -1,0 +1,196 @@
+// The backward pass of a batch through an EvNN-convention EGRU layer (evnn_egru_sequence.hpp):
+// backpropagation through the steps with EvNN's pseudo-derivative (evnn_egru_cell.hpp,
+// step_adjoint), from the upstream gradients of every returned sequence (y, h, o, trace).
+//
+// Event-sparse, in two passes:
+//  1. per row of the batch (in parallel), steps T..1: the step adjoint, and dL/dy_{t-1} through
+//     the recurrent kernel only for the units whose y_{t-1} can pass a gradient on (o = 1, or a
+//     nonzero pseudo-derivative; all units at t = 1 if dL/dy_0 is wanted); dL/dx dense (x
+//     reaches every gate) only if asked for;
+//  2. the weight gradients, in parallel over their rows, each row summing over (t, b) in order:
+//     kernel rows of nonzero inputs only, recurrent-kernel rows of active senders only. The
+//     result does not depend on the thread count.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "models/evnn_egru_sequence.hpp"
+
+namespace egret {
+
+template <class Scalar>
+struct EvnnEgruUpstream {
+  const Scalar *y = nullptr, *h = nullptr, *o = nullptr, *trace = nullptr;  // [T, B, N] or null
+};
+
+template <class Scalar>
+struct EvnnEgruGradients {
+  Scalar* x = nullptr;   // [T, B, C] or null (not wanted)
+  Scalar* y0 = nullptr;  // [B, N] or null
+  Scalar *kernel = nullptr, *recurrent_kernel = nullptr, *bias = nullptr, *recurrent_bias = nullptr,
+         *thr = nullptr;  // overwritten
+};
+
+template <class Scalar>
+class EvnnEgruBackward {
+ public:
+  using Cell = EvnnEgruCell<Scalar>;
+  using Array = typename Cell::Array;
+  using ConstMap = typename Cell::ConstMap;
+
+  // io: the forward pass's arrays (x, y0, zoneout and the outputs y, h).
+  void run(const EvnnEgruWeights<Scalar>& w, const EvnnEgruSequenceIo<Scalar>& io,
+           const EvnnEgruTape<Scalar>& tape, const EvnnEgruUpstream<Scalar>& up,
+           const EvnnEgruGradients<Scalar>& out, int threads) {
+    n_ = w.units;
+    damp_ = w.dampening;
+    support_ = w.support;
+    T_ = tape.steps;
+    B_ = tape.batch;
+    pre_.assign(static_cast<std::size_t>(T_ * B_ * 4 * n_), Scalar(0));
+    thr_rows_.assign(static_cast<std::size_t>(B_ * n_), Scalar(0));
+    for_each_index(static_cast<std::size_t>(B_), threads,
+                   [&](std::size_t b) { sweep_row(w, io, tape, up, out, static_cast<Index>(b)); });
+    accumulate_weights(w, io, tape, out, threads);
+    Eigen::Map<Array> dthr(out.thr, n_);
+    dthr.setZero();
+    for (Index b = 0; b < B_; ++b) dthr += ConstMap(thr_rows_.data() + b * n_, n_);
+  }
+
+ private:
+  // [p_z, p_r, p_g, qbar_g] of step t, row b: the pre-activation adjoints (qbar's z and r parts
+  // equal p's).
+  Scalar* pre(Index t, Index b) { return pre_.data() + ((t * B_ + b) * 4) * n_; }
+  const Scalar* pre(Index t, Index b) const { return pre_.data() + ((t * B_ + b) * 4) * n_; }
+
+  static typename Cell::ConstStepRecord record_of(const EvnnEgruTape<Scalar>& tape, Index t,
+                                                  Index b) {
+    const Index n = tape.units;
+    const Scalar* r = tape.record(t, b);
+    return {{r, n}, {r + n, n}, {r + 2 * n, n}, {r + 3 * n, n}, {r + 4 * n, n}};
+  }
+
+  void sweep_row(const EvnnEgruWeights<Scalar>& w, const EvnnEgruSequenceIo<Scalar>& io,
+                 const EvnnEgruTape<Scalar>& tape, const EvnnEgruUpstream<Scalar>& up,
+                 const EvnnEgruGradients<Scalar>& out, Index b) {
+    const Index n = n_;
+    const auto W = w.W();
+    const auto R = w.R();
+    const Array thr = ConstMap(w.thr, n);
+    Array y_bar(n), h_bar(n), trace_bar = Array::Zero(n), rho_y = Array::Zero(n),
+                              rho_h = Array::Zero(n), p(3 * n), qbar(3 * n),
+                              zero_h = Array::Zero(n);
+    Eigen::Map<Array> thr_bar(thr_rows_.data() + b * n, n);
+    for (Index t = T_ - 1; t >= 0; --t) {
+      const std::size_t at = static_cast<std::size_t>((t * B_ + b) * n);
+      const auto add = [&](const Scalar* g) {
+        return g ? Array(ConstMap(g + at, n)) : Array::Zero(n);
+      };
+      trace_bar = add(up.trace) + Cell::kTraceDecay * trace_bar;
+      y_bar = add(up.y) + rho_y + (Scalar(1) - Cell::kTraceDecay) * trace_bar;
+      h_bar = add(up.h) + rho_h;
+      const Scalar* h_prev = t > 0 ? io.h + at - static_cast<std::size_t>(B_ * n) : zero_h.data();
+      const Scalar* wz = io.zoneout ? io.zoneout + at : nullptr;
+      Cell::step_adjoint(y_bar, h_bar, up.o ? up.o + at : nullptr, record_of(tape, t, b), h_prev,
+                         wz, thr, w.dampening, w.support, thr_bar, p, qbar, rho_h);
+      Scalar* pq = pre(t, b);
+      Eigen::Map<Array>(pq, 3 * n) = p;
+      Eigen::Map<Array>(pq + 3 * n, n) = qbar.tail(n);
+      if (out.x) {
+        Eigen::Map<Array>(out.x + static_cast<std::size_t>(t * B_ + b) * w.inputs, w.inputs) =
+            (W * p.matrix()).array();
+      }
+      recurrent_adjoint(R, qbar, tape, t, b, out, rho_y);
+    }
+  }
+
+  // dL/dy_{t-1} = R qbar, for the units whose y_{t-1} passes gradients on; at t = 1 it is
+  // dL/dy_0, for all units if the caller wants it.
+  void recurrent_adjoint(const Eigen::Map<const typename EvnnEgruWeights<Scalar>::RowMajor>& R,
+                         const Array& qbar, const EvnnEgruTape<Scalar>& tape, Index t, Index b,
+                         const EvnnEgruGradients<Scalar>& out, Array& rho_y) const {
+    const Index n = n_;
+    if (t == 0) {
+      if (out.y0) Eigen::Map<Array>(out.y0 + b * n, n) = (R * qbar.matrix()).array();
+      return;
+    }
+    const auto prev = record_of(tape, t - 1, b);
+    for (Index j = 0; j < n; ++j) {
+      const Scalar v = prev.v[j];
+      const bool passes = v > Scalar(0) || Cell::pseudo_derivative(v, damp_, support_) != Scalar(0);
+      rho_y[j] = passes ? R.row(j).dot(qbar.matrix().transpose()) : Scalar(0);
+    }
+  }
+
+  void accumulate_weights(const EvnnEgruWeights<Scalar>& w, const EvnnEgruSequenceIo<Scalar>& io,
+                          const EvnnEgruTape<Scalar>& tape, const EvnnEgruGradients<Scalar>& out,
+                          int threads) {
+    const Index n = n_, c_in = w.inputs;
+    Eigen::Map<Array> db(out.bias, 3 * n), dbr(out.recurrent_bias, 3 * n);
+    db.setZero();
+    dbr.setZero();
+    for (Index t = 0; t < T_; ++t)
+      for (Index b = 0; b < B_; ++b) {
+        const ConstMap pq(pre(t, b), 4 * n);
+        db += pq.head(3 * n);
+        dbr.head(2 * n) += pq.head(2 * n);
+        dbr.tail(n) += pq.tail(n);
+      }
+    // Rows of the kernel gradient (input channels) then of the recurrent one (senders), in
+    // chunks; each chunk visits (t, b) in order.
+    const Index chunk = 64;
+    const Index kernel_chunks = (c_in + chunk - 1) / chunk, rec_chunks = (n + chunk - 1) / chunk;
+    std::fill(out.kernel, out.kernel + c_in * 3 * n, Scalar(0));
+    std::fill(out.recurrent_kernel, out.recurrent_kernel + n * 3 * n, Scalar(0));
+    for_each_index(static_cast<std::size_t>(kernel_chunks + rec_chunks), threads,
+                   [&](std::size_t k) {
+                     const auto ck = static_cast<Index>(k);
+                     if (ck < kernel_chunks)
+                       kernel_rows(io, tape, out, ck * chunk, std::min(c_in, (ck + 1) * chunk));
+                     else
+                       recurrent_rows(io, out, (ck - kernel_chunks) * chunk,
+                                      std::min(n, (ck - kernel_chunks + 1) * chunk));
+                   });
+  }
+
+  void kernel_rows(const EvnnEgruSequenceIo<Scalar>& io, const EvnnEgruTape<Scalar>& tape,
+                   const EvnnEgruGradients<Scalar>& out, Index c0, Index c1) const {
+    const Index n = n_, c_in = tape.inputs;
+    for (Index t = 0; t < T_; ++t)
+      for (Index b = 0; b < B_; ++b) {
+        const std::size_t at = static_cast<std::size_t>(t * B_ + b);
+        const ConstMap p(pre(t, b), 3 * n);
+        for (const Index c : tape.nonzero[at]) {
+          if (c < c0 || c >= c1) continue;
+          const Scalar x = io.x[at * static_cast<std::size_t>(c_in) + static_cast<std::size_t>(c)];
+          Eigen::Map<Array>(out.kernel + c * 3 * n, 3 * n) += x * p;
+        }
+      }
+  }
+
+  void recurrent_rows(const EvnnEgruSequenceIo<Scalar>& io, const EvnnEgruGradients<Scalar>& out,
+                      Index j0, Index j1) const {
+    const Index n = n_;
+    for (Index t = 0; t < T_; ++t)
+      for (Index b = 0; b < B_; ++b) {
+        const Scalar* y_prev = t > 0 ? io.y + static_cast<std::size_t>(((t - 1) * B_ + b) * n)
+                                     : (io.y0 ? io.y0 + b * n : nullptr);
+        if (!y_prev) continue;
+        const Scalar* pq = pre(t, b);
+        for (Index j = j0; j < j1; ++j) {
+          if (y_prev[j] == Scalar(0)) continue;
+          Scalar* row = out.recurrent_kernel + j * 3 * n;
+          Eigen::Map<Array>(row, 2 * n) += y_prev[j] * ConstMap(pq, 2 * n);
+          Eigen::Map<Array>(row + 2 * n, n) += y_prev[j] * ConstMap(pq + 3 * n, n);
+        }
+      }
+  }
+
+  Index n_ = 0, T_ = 0, B_ = 0;
+  Scalar damp_ = 0, support_ = 1;
+  std::vector<Scalar> pre_;       // [T][B][4N]
+  std::vector<Scalar> thr_rows_;  // [B][N] dL/dthr per row, summed in row order
+};
+
+}  // namespace egret
