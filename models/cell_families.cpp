@@ -8,6 +8,7 @@
 #include "models/continuous_egru_family.hpp"
 #include "models/discrete_egru_family.hpp"
 #include "models/ds_gru_family.hpp"
+#include "models/evnn_egru_family.hpp"
 #include "models/lif_family.hpp"
 #include "models/spiking_gated_family.hpp"
 #include "models/su_snn_family.hpp"
@@ -20,6 +21,7 @@ const std::vector<CellFamily>& cell_families() {
   static const std::vector<CellFamily> families = {
       continuous_egru_family(),  // models/continuous_egru_*
       discrete_egru_family(),    // models/discrete_egru_*
+      evnn_egru_family(),        // models/evnn_egru_*
       lif_family(),              // models/lif_*
       bmru_family(),             // models/bmru_*
       surnn_family(),            // models/surnn_*

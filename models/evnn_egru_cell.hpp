@@ -1,102 +1,139 @@
-// The physics of one discrete-time EGRU step in EvNN's convention (DESIGN section 3; the layer
-// of evnn_pytorch.EGRU, dev/evnn_egru_spec.md), for all N units of one sequence:
-//   a = W^T x_t + b_x,  q = R^T y_{t-1} + b_r              (3N each, gate order [z, r, g])
-//   z = sigmoid(a_z + q_z)   r = sigmoid(a_r + q_r)   g = tanh(a_g + r * q_g)
-//   c_hat = z h_{t-1} + (1 - z) g,   c = w c_hat + (1 - w) h_{t-1}   (zoneout: w = mask or 1 - p)
-//   o = H(c - thr) (strict),  y = o c,  h = c - o thr,  trace = 0.9 trace + 0.1 y
-// The recurrent input is y (event-sparse: only units with o = 1 send), the memory is h. The
-// backward of one step (step_adjoint) uses the pseudo-derivative
-// dH/dv ~ gamma max(0, 1 - eps |v|) wherever o appears, as EvNN does.
+// The EGRU in EvNN's convention as a tick-schedule family (models/tick_layer.hpp drives it):
+// one tick is EvnnEgruEquations::step (models/evnn_egru_equations.hpp) from the pre-activations
+// a = x_k W + b_x and q = y_{k-1} R + b_r, event-sparse: the kernel rows of the channels with
+// input and the recurrent-kernel rows of the units that fired at k - 1 only. A unit that fires
+// emits y; while a tape is recorded, a silent unit with a nonzero pseudo-derivative emits a
+// surrogate event. Thresholds outside [0, 1] are clamped when the layer is built, as EvNN clamps
+// them at every forward call.
 #pragma once
 
-#include <Eigen/Core>
-#include <cmath>
+#include <memory>
+#include <vector>
 
-#include "events/event.hpp"
+#include "models/evnn_egru_adjoint.hpp"
+#include "models/evnn_egru_equations.hpp"
+#include "models/evnn_egru_params.hpp"
+#include "models/synapse_counting.hpp"
+#include "models/tick_step.hpp"
 
 namespace egret {
 
 template <class Scalar>
-struct EvnnEgruCell {
-  using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
-  using ConstMap = Eigen::Map<const Array>;
-  using Map = Eigen::Map<Array>;
-  static constexpr Scalar kTraceDecay = Scalar(0.9);
+class EvnnEgruCell {
+ public:
+  using Params = EvnnEgruParams<Scalar>;
+  using Adjoint = EvnnEgruAdjoint<Scalar>;
+  using Equations = EvnnEgruEquations<Scalar>;
+  using Array = typename Equations::Array;
+  static constexpr const char* kType = "evnn_egru";
+  static constexpr bool kHeldOutput = false;
 
-  static Scalar pseudo_derivative(Scalar v, Scalar gamma, Scalar eps) {
-    const Scalar h = Scalar(1) - eps * std::abs(v);
-    return h > 0 ? gamma * h : Scalar(0);
+  explicit EvnnEgruCell(std::shared_ptr<const Params> p)
+      : p_(std::move(p)),
+        kernel_pairs_(row_nonzeros(p_->kernel)),
+        recurrent_pairs_(row_nonzeros(p_->recurrent_kernel)) {
+    const Index n = p_->units();
+    for (Array* a : {&h_, &y_, &trace_, &h_prev_}) a->resize(n);
+    a_.resize(3 * n);
+    q_.resize(3 * n);
+    rec_.assign(static_cast<std::size_t>(5 * n), Scalar(0));
   }
 
-  // What the backward pass of a step needs, per unit: z, r, g, q_g and v = c - thr.
-  template <class M>
-  struct Record {
-    M z, r, g, q_g, v;
-  };
-  using StepRecord = Record<Map>;
-  using ConstStepRecord = Record<ConstMap>;
-
-  // One step from the summed pre-activations a, q (3N each) and h_{t-1}; w is the zoneout
-  // weight of the new value (1 without zoneout). Writes the record and y, h, trace (in place).
-  static void step(const Array& a, const Array& q, const Scalar* h_prev, const Scalar* w,
-                   const Array& thr, StepRecord& s, Scalar* y, Scalar* h, Scalar* trace) {
-    const Index n = thr.size();
-    s.z = sigmoid(a.head(n) + q.head(n));
-    s.r = sigmoid(a.segment(n, n) + q.segment(n, n));
-    s.q_g = q.tail(n);
-    s.g = (a.tail(n) + s.r * s.q_g).tanh();
-    const ConstMap hp(h_prev, n);
-    Array c = s.z * hp + (Scalar(1) - s.z) * s.g;
-    if (w) c = ConstMap(w, n) * c + (Scalar(1) - ConstMap(w, n)) * hp;
-    s.v = c - thr;
-    const Array o = (s.v > Scalar(0)).template cast<Scalar>();
-    Map(y, n) = o * c;
-    Map(h, n) = c - o * thr;
-    Map(trace, n) = kTraceDecay * Map(trace, n) + (Scalar(1) - kTraceDecay) * Map(y, n);
+  void reset() {
+    for (Array* a : {&h_, &y_, &trace_}) a->setZero();
+    senders_.clear();
   }
 
-  // The adjoint of one step. In: dL/dy_t and dL/dh_t (upstream plus carried), dL/do_t (the
-  // caller's, or null), the record.
-  // Out: dL/dthr (added), the pre-activation adjoints p = dL/da and qbar = dL/dq (3N each), and
-  // dL/dh_{t-1} through the cell (the carry; h_{t-1} also reaches a and q only through y).
-  template <class ThrBar>
-  static void step_adjoint(const Array& y_bar, const Array& h_bar, const Scalar* o_up,
-                           const ConstStepRecord& s, const Scalar* h_prev, const Scalar* w,
-                           const Array& thr, Scalar gamma, Scalar eps, ThrBar&& thr_bar, Array& p,
-                           Array& qbar, Array& h_prev_bar) {
-    const Index n = thr.size();
-    const Array c = s.v + thr;
-    const Array o = (s.v > Scalar(0)).template cast<Scalar>();
-    Array o_bar = c * y_bar - thr * h_bar;
-    if (o_up) o_bar += ConstMap(o_up, n);
-    const Array v_bar =
-        s.v.unaryExpr([&](Scalar v) { return pseudo_derivative(v, gamma, eps); }) * o_bar;
-    thr_bar -= v_bar + o * h_bar;
-    const Array c_bar = o * y_bar + h_bar + v_bar;
-    const ConstMap hp(h_prev, n);
-    Array c_hat_bar = c_bar;
-    h_prev_bar.setZero(n);
-    if (w) {
-      const ConstMap wm(w, n);
-      c_hat_bar = wm * c_bar;
-      h_prev_bar = (Scalar(1) - wm) * c_bar;
+  void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
+    const Index n = p_->units();
+    input_rows(x, out.counts());
+    recurrent_rows(out.counts());
+    h_prev_ = h_;
+    typename Equations::StepRecord s{{rec_.data(), n},
+                                     {rec_.data() + n, n},
+                                     {rec_.data() + 2 * n, n},
+                                     {rec_.data() + 3 * n, n},
+                                     {rec_.data() + 4 * n, n}};
+    Equations::step(a_, q_, h_prev_.data(), nullptr, p_->thr.array(), s, y_.data(), h_.data(),
+                    trace_.data());
+    senders_.clear();
+    for (Index m = 0; m < n; ++m) {
+      count_product(out.counts(), s.r[m], s.q_g[m]);
+      count_product(out.counts(), s.z[m], h_prev_[m]);
+      count_product(out.counts(), Scalar(1) - s.z[m], s.g[m]);
+      out.state_changed();  // h moves at every tick
+      if (s.v[m] > Scalar(0)) {
+        senders_.push_back(m);
+        out.event(m, y_[m]);
+      } else if (Equations::pseudo_derivative(s.v[m], p_->dampening, p_->support) != Scalar(0)) {
+        out.surrogate(m);
+      }
     }
-    h_prev_bar += s.z * c_hat_bar;
-    const Array g_pre_bar = (Scalar(1) - s.g * s.g) * (Scalar(1) - s.z) * c_hat_bar;
-    const Array z_bar = (hp - s.g) * c_hat_bar;
-    const Array r_bar = s.q_g * g_pre_bar;
-    p.head(n) = s.z * (Scalar(1) - s.z) * z_bar;
-    p.segment(n, n) = s.r * (Scalar(1) - s.r) * r_bar;
-    p.tail(n) = g_pre_bar;
-    qbar.head(2 * n) = p.head(2 * n);
-    qbar.tail(n) = s.r * g_pre_bar;
+  }
+
+  // Dense: x W and y R in full (3N (C + N) pairs), and per unit r q_g, z h and (1 - z) g; a
+  // unit's state is (h, y).
+  DenseCost dense_cost() const {
+    const auto n = static_cast<std::uint64_t>(p_->units());
+    return {3 * n * static_cast<std::uint64_t>(p_->inputs() + p_->units()) + 3 * n, 2};
+  }
+
+  // Per tick the adjoint needs the step record (z, r, g, q_g, v) and h_k.
+  std::size_t record_size() const { return 6 * static_cast<std::size_t>(p_->units()); }
+  void record(std::vector<Scalar>& tape) const {
+    tape.insert(tape.end(), rec_.begin(), rec_.end());
+    tape.insert(tape.end(), h_.data(), h_.data() + h_.size());
+  }
+
+  LayerState<Scalar> state() const {
+    auto vec = [](const Array& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
+    LayerState<Scalar> s;
+    s.variables = {{"h", vec(h_)}, {"y", vec(y_)}, {"trace", vec(trace_)}};
+    return s;
   }
 
  private:
-  template <class E>
-  static Array sigmoid(const E& a) {
-    return (Scalar(1) + (-a).exp()).inverse();
+  static std::vector<std::uint64_t> row_nonzeros(const RowMajorMatrix<Scalar>& w) {
+    std::vector<std::uint64_t> out(static_cast<std::size_t>(w.rows()), 0);
+    for (Index r = 0; r < w.rows(); ++r)
+      for (Index c = 0; c < w.cols(); ++c) out[static_cast<std::size_t>(r)] += w(r, c) != Scalar(0);
+    return out;
   }
+  static void count_row(OperationCounts& ops, Scalar operand, std::uint64_t pairs) {
+    if (operand != Scalar(0))
+      (is_binary_operand(operand) ? ops.synaptic_acs : ops.synaptic_macs) += pairs;
+  }
+
+  // a = b_x + x_k W over the channels with input (held inputs: every nonzero channel).
+  void input_rows(const TickInput<Scalar>& x, OperationCounts& ops) {
+    a_ = p_->bias.array();
+    auto add = [&](Index c, Scalar v) {
+      if (v == Scalar(0)) return;
+      a_ += v * p_->kernel.row(c).transpose().array();
+      count_row(ops, v, kernel_pairs_[static_cast<std::size_t>(c)]);
+    };
+    if (x.held) {
+      const auto& all = *x.held_values;
+      for (std::size_t c = 0; c < all.size(); ++c) add(static_cast<Index>(c), all[c]);
+    } else {
+      for (std::size_t i = 0; i < x.size(); ++i) add(x.channels[i], x.values[i]);
+    }
+  }
+
+  // q = b_r + y_{k-1} R over the units that fired at k - 1.
+  void recurrent_rows(OperationCounts& ops) {
+    q_ = p_->recurrent_bias.array();
+    for (Index j : senders_) {
+      q_ += y_[j] * p_->recurrent_kernel.row(j).transpose().array();
+      count_row(ops, y_[j], recurrent_pairs_[static_cast<std::size_t>(j)]);
+    }
+  }
+
+  std::shared_ptr<const Params> p_;
+  std::vector<std::uint64_t> kernel_pairs_, recurrent_pairs_;  // nonzero weights per row
+  Array h_, y_, trace_, h_prev_, a_, q_;
+  std::vector<Scalar> rec_;     // the last tick's step record
+  std::vector<Index> senders_;  // units that fired at the last tick
 };
 
 }  // namespace egret

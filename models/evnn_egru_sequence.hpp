@@ -1,4 +1,4 @@
-// A batch of sequences through one EvNN-convention EGRU layer (models/evnn_egru_cell.hpp), on
+// A batch of sequences through one EvNN-convention EGRU layer (models/evnn_egru_equations.hpp), on
 // dense [T, B, ·] arrays in torch's layout: what egret.torch.EGRU runs. Event-sparse: a step
 // adds the kernel rows of the nonzero inputs only and the recurrent-kernel rows of the units
 // that fired at the previous step only (y is the recurrent input, and y = 0 for silent units),
@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "models/evnn_egru_cell.hpp"
+#include "models/evnn_egru_equations.hpp"
 #include "sim/batch_runner.hpp"
 
 namespace egret {
@@ -36,7 +36,7 @@ struct EvnnEgruWeights {
 };
 
 // One forward pass of a batch, and what its backward pass needs: per step and row the record
-// of models/evnn_egru_cell.hpp (z, r, g, q_g, v: 5N values), and the inputs' nonzero channels.
+// of models/evnn_egru_equations.hpp (z, r, g, q_g, v: 5N values), and the inputs' nonzero channels.
 template <class Scalar>
 struct EvnnEgruTape {
   Index steps = 0, batch = 0, units = 0, inputs = 0;
@@ -61,7 +61,7 @@ struct EvnnEgruSequenceIo {
 template <class Scalar>
 void evnn_egru_forward(const EvnnEgruWeights<Scalar>& w, const EvnnEgruSequenceIo<Scalar>& io,
                        EvnnEgruTape<Scalar>& tape, int threads) {
-  using Cell = EvnnEgruCell<Scalar>;
+  using Cell = EvnnEgruEquations<Scalar>;
   using Array = typename Cell::Array;
   const Index n = w.units, c_in = w.inputs, T = io.steps, B = io.batch;
   tape.steps = T;

@@ -1,5 +1,5 @@
 // The backward pass of a batch through an EvNN-convention EGRU layer (evnn_egru_sequence.hpp):
-// backpropagation through the steps with EvNN's pseudo-derivative (evnn_egru_cell.hpp,
+// backpropagation through the steps with EvNN's pseudo-derivative (evnn_egru_equations.hpp,
 // step_adjoint), from the upstream gradients of every returned sequence (y, h, o, trace).
 //
 // Event-sparse, in two passes:
@@ -35,7 +35,7 @@ struct EvnnEgruGradients {
 template <class Scalar>
 class EvnnEgruBackward {
  public:
-  using Cell = EvnnEgruCell<Scalar>;
+  using Cell = EvnnEgruEquations<Scalar>;
   using Array = typename Cell::Array;
   using ConstMap = typename Cell::ConstMap;
 

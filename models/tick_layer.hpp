@@ -32,6 +32,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -47,7 +48,7 @@ class TickLayer final : public Layer<Scalar> {
   using Params = typename Cell<Scalar>::Params;
 
   explicit TickLayer(std::shared_ptr<const Params> params)
-      : p_(std::move(params)), cell_(checked(p_)) {
+      : p_(checked(std::move(params))), cell_(p_) {
     allocate();
     reset();
   }
@@ -163,8 +164,17 @@ class TickLayer final : public Layer<Scalar> {
   }
 
  private:
-  static std::shared_ptr<const Params> checked(const std::shared_ptr<const Params>& p) {
+  // A family whose parameters have a normal form (EvNN's thresholds clamped to [0, 1]) defines
+  // Params::normalized(p), applied whenever a layer is built from parameters.
+  template <class P, class = void>
+  struct has_normal_form : std::false_type {};
+  template <class P>
+  struct has_normal_form<P, std::void_t<decltype(P::normalized(std::shared_ptr<const P>()))>>
+      : std::true_type {};
+
+  static std::shared_ptr<const Params> checked(std::shared_ptr<const Params> p) {
     if (!p) throw std::invalid_argument(std::string(Cell<Scalar>::kType) + ": null parameters");
+    if constexpr (has_normal_form<Params>::value) p = Params::normalized(std::move(p));
     p->validate(std::string(Cell<Scalar>::kType) + " layer");
     return p;
   }

@@ -153,6 +153,10 @@ def configs():
     disc = {"input_channels": 3, "layers": [{"type": "discrete_egru", "units": 3, "dt": 0.5}],
             "simulation": {"end_time": 20}}
     (out("network_config", "discrete.json")).write_text(json.dumps(disc))
+    evnn = {"precision": "double", "input_channels": 3, "layers": [
+        {"type": "evnn_egru", "units": 4, "dt": 0.5, "thr_mean": 0.2,
+         "params": {"thr": [0.1, 0.5, 0.9, 0.3]}}], "simulation": {"end_time": 20}}
+    (out("network_config", "evnn_egru.json")).write_text(json.dumps(evnn))
     (out("train_config", "delay_copy.json")).write_text((ROOT / "examples" / "delay_copy.json").read_text())
 
 

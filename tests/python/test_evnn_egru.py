@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+import egret
 import egret.torch as et
 
 torch.set_num_threads(1)
@@ -267,3 +268,91 @@ def test_float32_follows_float64_and_errors_name_the_problem():
         layer(bad)
     with pytest.raises(ValueError, match="zoneout=1.5 must be in"):
         et.EGRU(3, 4, zoneout=1.5)
+
+
+# The same convention as a cell family on the event engine ("type": "evnn_egru"): two layers,
+# a batch of three event streams, point and window readouts of the engine's output trace, the
+# EvNN equations in plain PyTorch as the truth (events, loss, every gradient, input values).
+from autograd_reference import (bin_inputs, compare, labelled_batch, layer_params,  # noqa: E402
+                                logits_of, loss_of, named_tensors, readout_params, readouts)
+
+
+def evnn_engine_layer(P, x, gamma, eps):
+    """x: (K, D) summed inputs per tick -> (K, N) outputs y_k, EvNN's equations."""
+    y, _, _, _ = reference(x[:, None, :], None, P["kernel"], P["recurrent_kernel"], P["bias"],
+                           P["recurrent_bias"], P["thr"], gamma, eps)
+    return y[:, 0, :]
+
+
+def engine_config(seed, dt):
+    layer = {"type": "evnn_egru", "dt": dt, "thr_mean": 0.2, "weight_initialization_gain": 2.5,
+             "pseudo_derivative_support": 2.0, "dampening_factor": 0.5}
+    return {"precision": "double", "seed": seed, "input_channels": 5, "readout_classes": 3,
+            "layers": [dict(layer, units=7), dict(layer, units=4)]}
+
+
+def test_engine_family_equals_the_evnn_equations():
+    dt, end = 0.5, 20.0
+    net = egret.Network(engine_config(4, dt))
+    rng = np.random.default_rng(4)
+    points, windows = [6.1, 12.0, 19.9], [(2.0, 9.5), (14.2, 20.0)]
+    cases, samples = labelled_batch(rng, end, points, windows)
+    value, grads, stats = net.loss_and_gradient(samples, loss="softmax_cross_entropy")
+    P0, P1 = layer_params(net, 0), layer_params(net, 1)
+    tau0 = float(P0.pop("tau_o"))
+    tau1 = float(P1.pop("tau_o"))
+    assert tau0 == pytest.approx(dt / np.log(10 / 9), rel=1e-15)  # EvNN's 0.9 per tick
+    W = readout_params(net)
+    ticks = int(round(end / dt))
+    total, events = 0, 0
+    for t, ch, v, labels in cases:
+        x = bin_inputs(t, ch, torch.tensor(v), dt, ticks, 5)
+        y0 = evnn_engine_layer(P0, x, 0.5, 2.0)
+        y1 = evnn_engine_layer(P1, y0, 0.5, 2.0)
+        total = total + loss_of(logits_of(readouts(y1, dt, tau1, points, windows), W),
+                                "softmax_cross_entropy", labels)
+        r = net.simulate(t, ch, v, end_time=end)
+        for layer, y in ((0, y0), (1, y1)):
+            k, n = np.nonzero(y.detach().numpy())
+            mine = r["layer"] == layer
+            assert np.array_equal(np.round(r["time"][mine] / dt).astype(int), k + 1)
+            assert np.array_equal(r["unit"][mine], n)
+            assert np.allclose(r["value"][mine], y.detach().numpy()[k, n], rtol=0, atol=1e-12)
+            events += len(k)
+    ref = total / 3
+    ref.backward()
+    assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
+    worst = compare(grads, named_tensors(W, P0, P1))
+    assert len(worst) == 2 * 5 + 2  # kernel, recurrent_kernel, bias, recurrent_bias, thr; readout
+    assert events > 60
+    assert stats["surrogate_pairs"] == 3 * ticks * (7 + 4)
+    print(f"evnn_egru on the engine: {events} events, worst relative error "
+          f"{max(worst.values()):.1e} ({max(worst, key=worst.get)})")
+
+
+def test_engine_family_input_value_gradients_and_threshold_clamp():
+    dt, end = 1.0, 25.0
+    cfg = engine_config(8, dt)
+    net = egret.Network(cfg)
+    params = net.parameters()
+    params["layer0.thr"] = np.array([-0.2, 0.1, 0.4, 1.7, 0.3, 0.2, 0.9])
+    net.set_parameters(params)
+    assert net.parameters()["layer0.thr"].tolist() == [0.0, 0.1, 0.4, 1.0, 0.3, 0.2, 0.9]
+    rng = np.random.default_rng(8)
+    t = np.sort(rng.uniform(0.01, end, 60))
+    ch, v = rng.integers(0, 5, 60), rng.uniform(0.3, 1.5, 60)
+    targets = rng.uniform(-1, 1, (1, 3))
+    sample = egret.Sample(t, ch, v, channels=5, end_time=end, readout_times=[end],
+                          targets=targets)
+    _, grads, _ = net.loss_and_gradient(sample, loss="mean_squared_error")
+    P0, P1 = layer_params(net, 0), layer_params(net, 1)
+    P0.pop("tau_o")
+    tau1 = float(P1.pop("tau_o"))
+    W = readout_params(net)
+    values = torch.tensor(v, requires_grad=True)
+    x = bin_inputs(t, ch, values, dt, int(end / dt), 5)
+    y1 = evnn_engine_layer(P1, evnn_engine_layer(P0, x, 0.5, 2.0), 0.5, 2.0)
+    loss_of(logits_of(readouts(y1, dt, tau1, [end], []), W), "mean_squared_error",
+            targets).backward()
+    worst = compare(grads, {"input.value": values})
+    print(f"evnn_egru input values: worst relative error {worst['input.value']:.1e}")
