@@ -12,7 +12,8 @@ reference BLAS unless libopenblas0-pthread is installed.
 
 usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_evnn_egru_vs_torch.py
        [--units 256 1024] [--batch 1 32] [--activity 0.02 0.1 0.5] [--steps 100]
-       [--threads 2] [--dtype float32|float64] [--reps 3] [--input-grad]
+       [--threads 2] [--dtype float32|float64] [--reps 3] [--input-grad] [--csv OUT.csv]
+       [--figure OUT.png]
 """
 import argparse
 
@@ -86,7 +87,10 @@ def main():
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--input-grad", action="store_true")
+    ap.add_argument("--csv", help="also write the table as CSV")
+    ap.add_argument("--figure", help="draw the speed-ups against activity (matplotlib)")
     a = ap.parse_args()
+    rows = []
     dtype = getattr(torch, a.dtype)
     torch.set_num_threads(a.threads)
     print(f"torch {torch.__version__}, BLAS {blas_name()}, {a.threads} threads for all, "
@@ -139,6 +143,38 @@ def main():
                       f"({ms['qf'] / ms['ef']:>4.1f}x) | {ms['eb']:>9.3f} {ms['gb']:>8.3f} "
                       f"({ms['gb'] / ms['eb']:>4.1f}x) {ms['qb']:>8.3f} ({ms['qb'] / ms['eb']:>4.1f}x)",
                       flush=True)
+                rows.append((n, b, act, out_act, ms))
+    if a.csv:
+        with open(a.csv, "w") as f:
+            f.write("units,batch,input_activity,output_activity,egret_fwd_ms,gru_fwd_ms,"
+                    "evnn_eq_fwd_ms,egret_fb_ms,gru_fb_ms,evnn_eq_fb_ms\n")
+            for n, b, act, out_act, ms in rows:
+                f.write(f"{n},{b},{act},{out_act:.4f},{ms['ef']:.5f},{ms['gf']:.5f},{ms['qf']:.5f},"
+                        f"{ms['eb']:.5f},{ms['gb']:.5f},{ms['qb']:.5f}\n")
+    if a.figure:
+        draw(rows, a.figure, f"{a.dtype}, {a.threads} threads, BLAS {blas_name().split('/')[-2]}")
+
+
+def draw(rows, path, subtitle):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, (key, base, title) in zip(axes, (("ef", "gf", "forward"), ("eb", "gb", "forward + backward"))):
+        for n in sorted({r[0] for r in rows}):
+            for b in sorted({r[1] for r in rows}):
+                pts = [(r[2], r[4][base] / r[4][key]) for r in rows if r[0] == n and r[1] == b]
+                ax.plot(*zip(*pts), marker="o", label=f"N = {n}, batch {b}")
+        ax.axhline(1, color="grey", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("activity (inputs and units)")
+        ax.set_title(title)
+    axes[0].set_ylabel("torch.nn.GRU time / egret.torch.EGRU time")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(subtitle, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
 
 
 if __name__ == "__main__":

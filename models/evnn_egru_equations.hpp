@@ -38,8 +38,9 @@ struct EvnnEgruEquations {
 
   // One step from the summed pre-activations a, q (3N each) and h_{t-1}; w is the zoneout
   // weight of the new value (1 without zoneout). Writes the record and y, h, trace (in place).
-  static void step(const Array& a, const Array& q, const Scalar* h_prev, const Scalar* w,
-                   const Array& thr, StepRecord& s, Scalar* y, Scalar* h, Scalar* trace) {
+  template <class A, class Q, class Thr>
+  static void step(const A& a, const Q& q, const Scalar* h_prev, const Scalar* w, const Thr& thr,
+                   StepRecord& s, Scalar* y, Scalar* h, Scalar* trace) {
     const Index n = thr.size();
     s.z = sigmoid(a.head(n) + q.head(n));
     s.r = sigmoid(a.segment(n, n) + q.segment(n, n));

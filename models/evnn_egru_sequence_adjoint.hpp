@@ -48,10 +48,13 @@ class EvnnEgruBackward {
     support_ = w.support;
     T_ = tape.steps;
     B_ = tape.batch;
-    pre_.assign(static_cast<std::size_t>(T_ * B_ * 4 * n_), Scalar(0));
+    pre_.resize(static_cast<std::size_t>(T_ * B_ * 4 * n_));  // every entry is written
     thr_rows_.assign(static_cast<std::size_t>(B_ * n_), Scalar(0));
-    for_each_index(static_cast<std::size_t>(B_), threads,
-                   [&](std::size_t b) { sweep_row(w, io, tape, up, out, static_cast<Index>(b)); });
+    const Index groups = (B_ + kGroup - 1) / kGroup;
+    for_each_index(static_cast<std::size_t>(groups), threads, [&](std::size_t g) {
+      const Index b0 = static_cast<Index>(g) * kGroup;
+      sweep_group(w, io, tape, up, out, b0, std::min(B_, b0 + kGroup));
+    });
     accumulate_weights(w, io, tape, out, threads);
     Eigen::Map<Array> dthr(out.thr, n_);
     dthr.setZero();
@@ -71,56 +74,108 @@ class EvnnEgruBackward {
     return {{r, n}, {r + n, n}, {r + 2 * n, n}, {r + 3 * n, n}, {r + 4 * n, n}};
   }
 
-  void sweep_row(const EvnnEgruWeights<Scalar>& w, const EvnnEgruSequenceIo<Scalar>& io,
-                 const EvnnEgruTape<Scalar>& tape, const EvnnEgruUpstream<Scalar>& up,
-                 const EvnnEgruGradients<Scalar>& out, Index b) {
-    const Index n = n_;
-    const auto W = w.W();
-    const auto R = w.R();
+  // Rows of the batch swept together, step by step, so that R q and W p are matrix products
+  // reading the kernels once per step for the group. The group size is fixed (not the thread
+  // count), so the result does not depend on the number of threads.
+  static constexpr Index kGroup = 8;
+
+  using Block = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+
+  void sweep_group(const EvnnEgruWeights<Scalar>& w, const EvnnEgruSequenceIo<Scalar>& io,
+                   const EvnnEgruTape<Scalar>& tape, const EvnnEgruUpstream<Scalar>& up,
+                   const EvnnEgruGradients<Scalar>& out, Index b0, Index b1) {
+    const Index n = n_, G = b1 - b0;
     const Array thr = ConstMap(w.thr, n);
-    Array y_bar(n), h_bar(n), trace_bar = Array::Zero(n), rho_y = Array::Zero(n),
-                              rho_h = Array::Zero(n), p(3 * n), qbar(3 * n),
-                              zero_h = Array::Zero(n);
-    Eigen::Map<Array> thr_bar(thr_rows_.data() + b * n, n);
+    Block trace_bar = Block::Zero(n, G), rho_y = Block::Zero(n, G), rho_h = Block::Zero(n, G);
+    Block P(3 * n, G), Qbar(3 * n, G);
+    Array y_bar(n), h_bar(n), p(3 * n), qbar(3 * n), h_prev_bar(n), zero_h = Array::Zero(n);
     for (Index t = T_ - 1; t >= 0; --t) {
-      const std::size_t at = static_cast<std::size_t>((t * B_ + b) * n);
-      const auto add = [&](const Scalar* g) {
-        return g ? Array(ConstMap(g + at, n)) : Array::Zero(n);
-      };
-      trace_bar = add(up.trace) + Cell::kTraceDecay * trace_bar;
-      y_bar = add(up.y) + rho_y + (Scalar(1) - Cell::kTraceDecay) * trace_bar;
-      h_bar = add(up.h) + rho_h;
-      const Scalar* h_prev = t > 0 ? io.h + at - static_cast<std::size_t>(B_ * n) : zero_h.data();
-      const Scalar* wz = io.zoneout ? io.zoneout + at : nullptr;
-      Cell::step_adjoint(y_bar, h_bar, up.o ? up.o + at : nullptr, record_of(tape, t, b), h_prev,
-                         wz, thr, w.dampening, w.support, thr_bar, p, qbar, rho_h);
-      Scalar* pq = pre(t, b);
-      Eigen::Map<Array>(pq, 3 * n) = p;
-      Eigen::Map<Array>(pq + 3 * n, n) = qbar.tail(n);
-      if (out.x) {
-        Eigen::Map<Array>(out.x + static_cast<std::size_t>(t * B_ + b) * w.inputs, w.inputs) =
-            (W * p.matrix()).array();
+      for (Index i = 0; i < G; ++i) {
+        const Index b = b0 + i;
+        const std::size_t at = static_cast<std::size_t>((t * B_ + b) * n);
+        const auto add = [&](const Scalar* g) {
+          return g ? Array(ConstMap(g + at, n)) : Array::Zero(n);
+        };
+        trace_bar.col(i) = (add(up.trace) + Cell::kTraceDecay * trace_bar.col(i).array()).matrix();
+        y_bar = add(up.y) + rho_y.col(i).array() +
+                (Scalar(1) - Cell::kTraceDecay) * trace_bar.col(i).array();
+        h_bar = add(up.h) + rho_h.col(i).array();
+        const Scalar* h_prev = t > 0 ? io.h + at - static_cast<std::size_t>(B_ * n) : zero_h.data();
+        Cell::step_adjoint(y_bar, h_bar, up.o ? up.o + at : nullptr, record_of(tape, t, b), h_prev,
+                           io.zoneout ? io.zoneout + at : nullptr, thr, w.dampening, w.support,
+                           Eigen::Map<Array>(thr_rows_.data() + b * n, n), p, qbar, h_prev_bar);
+        rho_h.col(i) = h_prev_bar.matrix();
+        P.col(i) = p.matrix();
+        Qbar.col(i) = qbar.matrix();
+        Scalar* pq = pre(t, b);
+        Eigen::Map<Array>(pq, 3 * n) = p;
+        Eigen::Map<Array>(pq + 3 * n, n) = qbar.tail(n);
       }
-      recurrent_adjoint(R, qbar, tape, t, b, out, rho_y);
+      if (out.x)  // dL/dx_t = W p: every channel of every row of the group
+        rows_dot_columns(w.W(), P, [&](Index c, Index i) -> Scalar& {
+          return out.x[static_cast<std::size_t>(t * B_ + b0 + i) * w.inputs + c];
+        });
+      recurrent_adjoint(w, Qbar, tape, t, b0, out, rho_y);
     }
   }
 
-  // dL/dy_{t-1} = R qbar, for the units whose y_{t-1} passes gradients on; at t = 1 it is
-  // dL/dy_0, for all units if the caller wants it.
-  void recurrent_adjoint(const Eigen::Map<const typename EvnnEgruWeights<Scalar>::RowMajor>& R,
-                         const Array& qbar, const EvnnEgruTape<Scalar>& tape, Index t, Index b,
-                         const EvnnEgruGradients<Scalar>& out, Array& rho_y) const {
-    const Index n = n_;
+  // out(j, i) = M.row(j) . X.col(i) for every row j of the row-major M and column i of X: two
+  // rows of M at a time against a row-major copy of X (G rows of 3N, held in L2), so M is read
+  // once, contiguously, without the packing a general matrix product does per call.
+  template <class M, class Out>
+  static void rows_dot_columns(const M& m, const Block& x, Out&& out) {
+    thread_local Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> xt;
+    xt = x.transpose();
+    const Index rows = m.rows(), G = x.cols();
+    Index j = 0;
+    for (; j + 1 < rows; j += 2) {
+      const auto r0 = m.row(j), r1 = m.row(j + 1);
+      for (Index i = 0; i < G; ++i) {
+        out(j, i) = r0.dot(xt.row(i));
+        out(j + 1, i) = r1.dot(xt.row(i));
+      }
+    }
+    for (; j < rows; ++j)
+      for (Index i = 0; i < G; ++i) out(j, i) = m.row(j).dot(xt.row(i));
+  }
+
+  // dL/dy_{t-1} = R qbar for the units whose y_{t-1} passes a gradient on (fired, or a nonzero
+  // pseudo-derivative); the others get 0. A matrix product when most units pass (EvNN's default
+  // support), dot products of the passing rows otherwise. At t = 1: dL/dy_0, if wanted.
+  void recurrent_adjoint(const EvnnEgruWeights<Scalar>& w, const Block& Qbar,
+                         const EvnnEgruTape<Scalar>& tape, Index t, Index b0,
+                         const EvnnEgruGradients<Scalar>& out, Block& rho_y) const {
+    const Index n = n_, G = Qbar.cols();
+    const auto R = w.R();
     if (t == 0) {
-      if (out.y0) Eigen::Map<Array>(out.y0 + b * n, n) = (R * qbar.matrix()).array();
+      if (out.y0)
+        rows_dot_columns(R, Qbar,
+                         [&](Index j, Index i) -> Scalar& { return out.y0[(b0 + i) * n + j]; });
       return;
     }
-    const auto prev = record_of(tape, t - 1, b);
-    for (Index j = 0; j < n; ++j) {
-      const Scalar v = prev.v[j];
-      const bool passes = v > Scalar(0) || Cell::pseudo_derivative(v, damp_, support_) != Scalar(0);
-      rho_y[j] = passes ? R.row(j).dot(qbar.matrix().transpose()) : Scalar(0);
+    std::size_t passing = 0;
+    passes_.resize(static_cast<std::size_t>(n * G));
+    for (Index i = 0; i < G; ++i) {
+      const auto prev = record_of(tape, t - 1, b0 + i);
+      for (Index j = 0; j < n; ++j) {
+        const Scalar v = prev.v[j];
+        const bool pass = v > Scalar(0) || Cell::pseudo_derivative(v, damp_, support_) != Scalar(0);
+        passes_[static_cast<std::size_t>(i * n + j)] = pass;
+        passing += pass;
+      }
     }
+    if (4 * passing >= static_cast<std::size_t>(n * G)) {
+      rows_dot_columns(R, Qbar, [&](Index j, Index i) -> Scalar& { return rho_y(j, i); });
+      for (Index i = 0; i < G; ++i)
+        for (Index j = 0; j < n; ++j)
+          if (!passes_[static_cast<std::size_t>(i * n + j)]) rho_y(j, i) = Scalar(0);
+      return;
+    }
+    for (Index i = 0; i < G; ++i)
+      for (Index j = 0; j < n; ++j)
+        rho_y(j, i) = passes_[static_cast<std::size_t>(i * n + j)]
+                          ? R.row(j).dot(Qbar.col(i).transpose())
+                          : Scalar(0);
   }
 
   void accumulate_weights(const EvnnEgruWeights<Scalar>& w, const EvnnEgruSequenceIo<Scalar>& io,
@@ -189,8 +244,12 @@ class EvnnEgruBackward {
 
   Index n_ = 0, T_ = 0, B_ = 0;
   Scalar damp_ = 0, support_ = 1;
-  std::vector<Scalar> pre_;       // [T][B][4N]
+  std::vector<Scalar> pre_;                                // [T][B][4N]
+  static thread_local std::vector<unsigned char> passes_;  // per (row of a group, unit)
   std::vector<Scalar> thr_rows_;  // [B][N] dL/dthr per row, summed in row order
 };
+
+template <class Scalar>
+thread_local std::vector<unsigned char> EvnnEgruBackward<Scalar>::passes_;
 
 }  // namespace egret

@@ -19,6 +19,15 @@
 
 namespace egret {
 
+// The workers a batch runs on with threads <= 0 (all cores).
+inline int worker_count() {
+#ifdef EGRET_TSAN_BUILD
+  return static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+#else
+  return tbb::this_task_arena::max_concurrency();
+#endif
+}
+
 #ifdef EGRET_TSAN_BUILD
 // body(i) for every i in [0, n), on std::threads in the ThreadSanitizer build (see below).
 template <class Body>

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
@@ -78,9 +79,57 @@ struct Weights {
   }
 };
 
-// The forward pass's tape and arrays, kept for one backward pass.
+// Freed buffers kept for the next call (a few, of any size): a forward pass's outputs and
+// tape are megabytes, and memory freed and mapped again every call costs page faults on every
+// call, more than the arithmetic. Thread-safe; arrays return their buffer when they die.
+template <class T>
+class Pool {
+ public:
+  static Pool& instance() {
+    static Pool* pool = new Pool;  // never destroyed: arrays may die after static destruction
+    return *pool;
+  }
+  T take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) return T{};
+    T t = std::move(free_.back());
+    free_.pop_back();
+    return t;
+  }
+  void give(T&& t) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.size() < kKept) free_.push_back(std::move(t));
+  }
+
+ private:
+  static constexpr std::size_t kKept = 16;
+  std::mutex mutex_;
+  std::vector<T> free_;
+};
+
+// A new array of the given shape on a pooled buffer, returned to the pool when the array dies.
+template <class Scalar>
+Arr<Scalar> pooled_array(std::vector<py::ssize_t> shape) {
+  py::ssize_t size = 1;
+  for (auto d : shape) size *= d;
+  auto* buf = new std::vector<Scalar>(Pool<std::vector<Scalar>>::instance().take());
+  buf->resize(static_cast<std::size_t>(size));
+  py::capsule owner(buf, [](void* p) {
+    auto* v = static_cast<std::vector<Scalar>*>(p);
+    Pool<std::vector<Scalar>>::instance().give(std::move(*v));
+    delete v;
+  });
+  return Arr<Scalar>(shape, buf->data(), owner);
+}
+
+// The forward pass's tape and arrays, kept for one backward pass; the tape's buffers go back
+// to the pool afterwards.
 template <class Scalar>
 struct TapeOf {
+  TapeOf() : tape(Pool<EvnnEgruTape<Scalar>>::instance().take()) {}
+  TapeOf(const TapeOf&) = delete;
+  TapeOf& operator=(const TapeOf&) = delete;
+  ~TapeOf() { Pool<EvnnEgruTape<Scalar>>::instance().give(std::move(tape)); }
   EvnnEgruTape<Scalar> tape;
   Arr<Scalar> x;
   std::optional<Arr<Scalar>> y0, zoneout;
@@ -123,9 +172,10 @@ class EvnnTape {
     };
     const auto gy = upstream(d_y, "d_y"), gh = upstream(d_h, "d_h"), go = upstream(d_o, "d_o"),
                gt = upstream(d_trace, "d_trace");
-    Arr<Scalar> dx = want_x ? Arr<Scalar>({T, B, C}) : Arr<Scalar>(0);
+    Arr<Scalar> dx = want_x ? pooled_array<Scalar>({T, B, C}) : Arr<Scalar>(0);
     Arr<Scalar> dy0 = want_y0 ? Arr<Scalar>({B, N}) : Arr<Scalar>(0);
-    Arr<Scalar> dk({C, 3 * N}), drk({N, 3 * N}), db(3 * N), drb(3 * N), dthr(N);
+    Arr<Scalar> dk = pooled_array<Scalar>({C, 3 * N}), drk = pooled_array<Scalar>({N, 3 * N});
+    Arr<Scalar> db(3 * N), drb(3 * N), dthr(N);
     EvnnEgruSequenceIo<Scalar> io;
     io.steps = T;
     io.batch = B;
@@ -145,7 +195,8 @@ class EvnnTape {
                                   dthr.mutable_data()};
     {
       py::gil_scoped_release release;
-      EvnnEgruBackward<Scalar>().run(w.view, io, t.tape, up, out, threads);
+      thread_local EvnnEgruBackward<Scalar> backward;  // its scratch is reused across calls
+      backward.run(w.view, io, t.tape, up, out, threads);
     }
     return py::make_tuple(want_x ? py::object(dx) : py::none(),
                           want_y0 ? py::object(dy0) : py::none(), dk, drk, db, drb, dthr);
@@ -167,9 +218,9 @@ py::tuple forward(const py::handle& x_obj, const py::object& y0_obj, const py::o
   if (T < 1 || B < 1) throw std::invalid_argument("evnn_egru: input: empty sequence or batch");
   if (!y0_obj.is_none()) t->y0 = typed<Scalar>(y0_obj, "state", {B, N}, true);
   if (!zoneout.is_none()) t->zoneout = typed<Scalar>(zoneout, "zoneout", {T, B, N}, true);
-  t->y = Arr<Scalar>({T, B, N});
-  t->h = Arr<Scalar>({T, B, N});
-  Arr<Scalar> o({T, B, N}), trace({T, B, N});
+  t->y = pooled_array<Scalar>({T, B, N});
+  t->h = pooled_array<Scalar>({T, B, N});
+  Arr<Scalar> o = pooled_array<Scalar>({T, B, N}), trace = pooled_array<Scalar>({T, B, N});
   EvnnEgruSequenceIo<Scalar> io{T,
                                 B,
                                 t->x.data(),

@@ -356,3 +356,31 @@ def test_engine_family_input_value_gradients_and_threshold_clamp():
             targets).backward()
     worst = compare(grads, {"input.value": values})
     print(f"evnn_egru input values: worst relative error {worst['input.value']:.1e}")
+
+
+def test_batches_run_step_by_step_give_the_rows_own_results_bitwise():
+    # From 4 rows on, the batch runs step-synchronously (each weight row read once per step);
+    # every row's sums are in the same order as a row run alone, so results agree bitwise.
+    layer, gen = random_layer(20, 30, seed=12, input_scale=2.0)
+    x = sparse_input(16, 6, 20, gen, 2.0)
+    state = torch.rand(1, 6, 30, generator=gen, dtype=torch.float64)
+    y, (h, o, tr) = layer(x, state)
+    assert 0.05 < o.mean().item() < 0.5
+    for b in range(6):
+        yb, (hb, ob, trb) = layer(x[:, b:b + 1], state[:, b:b + 1])
+        for whole, alone in ((y, yb), (h, hb), (o, ob), (tr, trb)):
+            assert torch.equal(whole[:, b:b + 1], alone)
+
+
+def test_gradients_of_a_batch_of_several_groups_equal_the_equations_for_any_thread_count():
+    grads = []
+    for threads in (1, 2):
+        layer, gen = random_layer(12, 40, seed=21, input_scale=2.0, threads=threads)
+        x = sparse_input(14, 19, 12, gen, 2.0)  # 19 rows: groups of 8, 8 and 3 in the backward
+        state = torch.rand(1, 19, 40, generator=gen, dtype=torch.float64)
+        activity, worst = check_against_reference(layer, x, state, gen)
+        assert 0.05 <= activity <= 0.4
+        grads.append([p.grad.clone() for p in (layer.kernel, layer.recurrent_kernel, layer.bias,
+                                                layer.recurrent_bias, layer.thr)])
+    for a, b in zip(*grads):
+        assert torch.equal(a, b)
