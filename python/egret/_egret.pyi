@@ -120,3 +120,20 @@ def delay_copy_trials(trials: int, seed: int, *, bits: int = 2, delay_min: float
                       delay_max: float = 40.0, recall_begin: float = 1.0, recall_end: float = 11.0,
                       quiet_window: bool = True, quiet_begin: float = -12.0,
                       quiet_end: float = -2.0) -> List[Sample]: ...
+
+class EvnnEgruTape:
+    def backward(self, kernel: np.ndarray, recurrent_kernel: np.ndarray, bias: np.ndarray,
+                 recurrent_bias: np.ndarray, thr: np.ndarray, *, dampening_factor: float,
+                 pseudo_derivative_support: float, d_y: Optional[np.ndarray] = None,
+                 d_h: Optional[np.ndarray] = None, d_o: Optional[np.ndarray] = None,
+                 d_trace: Optional[np.ndarray] = None, want_input: bool = True,
+                 want_state: bool = True, threads: int = 0
+                 ) -> Tuple[Optional[np.ndarray], Optional[np.ndarray], np.ndarray, np.ndarray,
+                            np.ndarray, np.ndarray, np.ndarray]: ...
+
+def evnn_egru_forward(input: np.ndarray, state: Optional[np.ndarray], kernel: np.ndarray,
+                      recurrent_kernel: np.ndarray, bias: np.ndarray, recurrent_bias: np.ndarray,
+                      thr: np.ndarray, *, zoneout: Optional[np.ndarray] = None,
+                      dampening_factor: float = 0.7, pseudo_derivative_support: float = 1.0,
+                      threads: int = 0
+                      ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, EvnnEgruTape]: ...
