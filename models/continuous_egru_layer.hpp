@@ -1,31 +1,22 @@
-// A layer of N continuous-time EGRU units with the box gate kernel, driven by the engine.
-//
-// All units of a layer share one anchor time t_last: every event that reaches the layer (input,
-// release, emission) changes every unit's gate pre-activations through a dense weight column, so
-// every unit is brought to the event time anyway. An event advances c in closed form (once per
-// time) and adds its weight columns; the gates, every unit's closed-form next crossing time and
-// the layer's earliest crossing are refreshed lazily, when the engine next asks for them
-// (settle()). Simultaneous inputs and releases (a binned input stream sends many at one time)
-// therefore cost one crossing pass together, not one each: the engine does not ask between
-// events of one time that precede internal events (sim/engine.hpp). The results are bitwise
-// those of refreshing after every event: the same columns are added in the same order, and the
-// crossing times depend only on the state after the last of them. The engine sees one "next
+// A layer of N continuous-time EGRU units with the box gate kernel, driven by the engine: the
+// events (inputs, releases, crossings), their weight columns, the counts and the tape. The
+// units' state lives in one of two classes with one interface: DenseEgruUnits (one anchor time
+// for all units; continuous_egru_dense_units.hpp) or, for a sparsely connected layer
+// (ContinuousEgruParams::sparse), SparseEgruUnits (an anchor per unit, so that an event costs
+// its column's connections; continuous_egru_sparse_units.hpp). The engine sees one "next
 // internal event" per layer instead of N queue entries.
-//
-// A sparsely connected layer (ContinuousEgruParams::sparse) keeps its state unit by unit instead
-// (models/continuous_egru_sparse_units.hpp), so an event costs its column's connections; the
-// layer's own state arrays then go unused.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <memory>
-#include <optional>
+#include <variant>
 #include <vector>
 
 #include "models/box_egru_cell.hpp"
 #include "models/continuous_egru_adjoint.hpp"
 #include "models/continuous_egru_columns.hpp"
+#include "models/continuous_egru_dense_units.hpp"
 #include "models/continuous_egru_params.hpp"
 #include "models/continuous_egru_sparse_units.hpp"
 #include "models/synapse_counting.hpp"
@@ -40,13 +31,8 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   using Cell = BoxEgruCell<Scalar>;
   using Array = typename Cell::Array;
 
-  explicit ContinuousEgruLayer(std::shared_ptr<const Params> params) : p_(std::move(params)) {
-    if (!p_) throw std::invalid_argument("continuous_egru layer: null parameters");
-    p_->validate();
-    const Index n = p_->units();
-    for (auto* v : {&a_u_, &a_r_, &a_z_, &c_, &u_, &z_, &crossing_}) v->resize(n);
-    theta_ = p_->theta.array();
-    if (p_->sparse) sparse_.emplace(*p_);
+  explicit ContinuousEgruLayer(std::shared_ptr<const Params> params)
+      : p_(checked(std::move(params))), units_(make_units(*p_)) {
     count_patterns();
     reset();
   }
@@ -64,18 +50,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
 
   void reset() override {
     counts_ = {};
-    if (sparse_) {
-      sparse_->reset(*p_);
-      return;
-    }
-    a_u_ = p_->b_u.array();
-    a_r_ = p_->b_r.array();
-    a_z_ = p_->b_z.array();
-    c_ = p_->c_init.array();
-    t_last_ = 0;
-    counts_ = {};
-    dirty_ = true;
-    settle();
+    visit([&](auto& u) { u.reset(*p_); });
   }
 
   void receive_input(Scalar t, Index channel, Scalar value, Scheduler<Scalar>& sched) override {
@@ -99,26 +74,28 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   InternalEvent<Scalar> next_internal_event() const override {
-    settle();
-    if (sparse_) return {sparse_->earliest_time(), sparse_->earliest_unit()};
-    return {min_time_, min_unit_};
+    return visit([&](auto& u) -> InternalEvent<Scalar> {
+      u.settle(*p_);
+      return {u.earliest_time(), u.earliest_unit()};
+    });
   }
 
   // Every unit whose crossing time is exactly t fires, synchronously: each sends y = theta with
   // its reset gate r_n(t-) read before any of the simultaneous jumps, so the result does not
   // depend on the order of units.
   void fire(Scalar t, Scheduler<Scalar>& sched, std::vector<Emission<Scalar>>& out) override {
-    collect_firing_units(t);
+    firing_.clear();
+    visit([&](auto& u) {
+      u.settle(*p_);
+      u.units_crossing_at(t, *p_, firing_);
+    });
     if (firing_.empty()) throw std::logic_error("continuous_egru: fire() with no crossing at t");
-    advance(t);
+    visit([&](auto& u) { u.begin_time(t, *p_); });
     columns_.clear();
     for (Index n : firing_) {
       const Scalar y = Cell::event_value(p_->theta[n]);
-      const Scalar r = Cell::reset_gate(sparse_ ? sparse_->a_r(n) : a_r_[n]);
-      if (sparse_)
-        sparse_->reset_unit(n);
-      else
-        c_[n] = Cell::reset_state();
+      const Scalar r = Cell::reset_gate(visit([&](auto& u) { return u.a_r(n); }));
+      visit([&](auto& u) { u.reset_unit(n); });
       columns_.push_back(event_column(*p_, EventKind::kInternal, n, y, r));
       out.push_back({n, y, r});
       if (std::isfinite(p_->window_recurrent)) {
@@ -135,22 +112,14 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   LayerState<Scalar> state_at(Scalar t) const override {
-    settle();
-    const Index n = units();
-    std::vector<Scalar> c(n);
-    if (sparse_)
-      sparse_->state_at(t, p_->tau_m, c.data());
-    else
-      for (Index m = 0; m < n; ++m) c[m] = Cell::flow(c_[m], u_[m], z_[m], t - t_last_, p_->tau_m);
-    auto vec = [](const Array& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
+    std::vector<Scalar> c(static_cast<std::size_t>(units()));
     LayerState<Scalar> s;
-    if (sparse_)
-      s.variables = {{"a_u", sparse_->field(&SparseEgruUnits<Scalar>::UnitRecord::a_u)},
-                     {"a_r", sparse_->field(&SparseEgruUnits<Scalar>::UnitRecord::a_r)},
-                     {"a_z", sparse_->field(&SparseEgruUnits<Scalar>::UnitRecord::a_z)},
-                     {"c", c}};
-    else
-      s.variables = {{"a_u", vec(a_u_)}, {"a_r", vec(a_r_)}, {"a_z", vec(a_z_)}, {"c", c}};
+    visit([&](auto& u) {
+      u.settle(*p_);
+      u.state_at(t, p_->tau_m, c.data());
+      auto [a_u, a_r, a_z] = u.preactivations();
+      s.variables = {{"a_u", a_u}, {"a_r", a_r}, {"a_z", a_z}, {"c", c}};
+    });
     s.primary = "c";
     return s;
   }
@@ -191,9 +160,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   void record_step_state(EventKind, std::vector<Scalar>& out) const override {
     if (steps_to_checkpoint_-- > 0) return;
     steps_to_checkpoint_ = checkpoint_every_ - 1;
-    if (sparse_) return sparse_->append_state_now(p_->tau_m, out);
-    for (const Array* a : {&c_, &a_u_, &a_z_})
-      out.insert(out.end(), a->data(), a->data() + a->size());
+    visit([&](auto& u) { u.append_state_now(p_->tau_m, out); });
   }
   // About kCheckpointBytesPerStep of checkpoint per step, whatever the size of the layer.
   std::int64_t auto_checkpoint_every() const {
@@ -205,8 +172,10 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
 
   // Per-unit view of the current crossing times (for tests and diagnostics).
   const Array& crossing_times() const {
-    settle();
-    return sparse_ ? sparse_->crossing_times(*p_) : crossing_;
+    return visit([&](auto& u) -> const Array& {
+      u.settle(*p_);
+      return u.crossing_times(*p_);
+    });
   }
 
  private:
@@ -263,73 +232,34 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
 
   using Column = EgruColumn<Scalar>;
 
-  // firing_: the units whose crossing time is t, in increasing index order.
-  void collect_firing_units(Scalar t) {
-    settle();
-    firing_.clear();
-    if (sparse_) return sparse_->units_crossing_at(t, *p_, firing_);
-    for (Index m = 0; m < units(); ++m)
-      if (crossing_[m] == t) firing_.push_back(m);
+  static std::shared_ptr<const Params> checked(std::shared_ptr<const Params> p) {
+    if (!p) throw std::invalid_argument("continuous_egru layer: null parameters");
+    p->validate();
+    return p;
+  }
+  using Units = std::variant<DenseEgruUnits<Scalar>, SparseEgruUnits<Scalar>>;
+  static Units make_units(const Params& p) {
+    if (p.sparse) return Units(std::in_place_index<1>, p);
+    return Units(std::in_place_index<0>, p);
+  }
+  // f(the units' state), whichever class holds it. The state is mutable: settling it (the
+  // gates and crossing times) is lazy and happens when the engine asks.
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return std::visit(std::forward<F>(f), units_);
   }
 
-  // c to time t with the gates of the interval before it (settled first: they are those of the
-  // state after the last event).
-  void advance(Scalar t) {
-    if (sparse_) return sparse_->begin_time(t, *p_);
-    if (t == t_last_) return;
-    settle();
-    Cell::advance(c_, u_, z_, t - t_last_, p_->tau_m);
-    t_last_ = t;
-  }
-
-  // An event at t: c advanced to t, the event's weight columns added to the pre-activations
-  // (vectorised over the units); the gates and crossing times wait for settle().
+  // An event at t: every unit's state brought to t, the event's weight columns added to the
+  // pre-activations; the gates and crossing times wait for the next settle().
   void add_columns(Scalar t, const Column* cols, Index n_cols) {
-    const Index n = units();
-    advance(t);
-    if (sparse_) {
-      for (Index k = 0; k < n_cols; ++k) sparse_->add_column(cols[k]);
-      return;
-    }
-    for (Index k = 0; k < n_cols; ++k) apply_column(cols[k], n, a_u_, &a_r_, a_z_);
-    dirty_ = true;
-  }
-
-  // The gates and every unit's next crossing time from the state at t_last_, and the earliest
-  // (ties go to the smallest unit index); once per batch of events at one time.
-  void settle() const {
-    if (sparse_) return sparse_->settle(*p_);
-    if (!dirty_) return;
-    const Index n = units();
-    Cell::gates(a_u_, a_z_, u_, z_);
-    Cell::crossing_times(c_, u_, z_, theta_, p_->tau_m, t_last_, crossing_);
-    Scalar best = crossing_[0];
-    Index best_unit = 0;
-    for (Index m = 1; m < n; ++m) {
-      if (crossing_[m] < best) {
-        best = crossing_[m];
-        best_unit = m;
-      }
-    }
-    min_time_ = best;
-    min_unit_ = best_unit;
-    dirty_ = false;
+    visit([&](auto& u) {
+      u.begin_time(t, *p_);
+      for (Index k = 0; k < n_cols; ++k) u.add_column(cols[k]);
+    });
   }
 
   std::shared_ptr<const Params> p_;
-  // The per-unit state of a sparsely connected layer (p_->sparse); the members below serve the
-  // dense layer.
-  mutable std::optional<SparseEgruUnits<Scalar>> sparse_;
-  Array a_u_, a_r_, a_z_, c_;  // state at t_last_
-  Array theta_;                // thresholds (array copy of the parameter)
-  Scalar t_last_ = 0;
-  // Derived from the state by settle(), lazily: gates (constant until the next event), each
-  // unit's absolute next crossing time, the earliest; dirty_ when an event changed the state.
-  mutable Array u_, z_;
-  mutable Array crossing_;
-  mutable Scalar min_time_ = never<Scalar>();
-  mutable Index min_unit_ = 0;
-  mutable bool dirty_ = true;
+  mutable Units units_;
   std::vector<Index> firing_;
   std::vector<Column> columns_;
   std::int64_t checkpoint_every_ = 1;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -100,11 +101,14 @@ class SparseEgruUnits {
 
   Index units() const { return static_cast<Index>(unit_.size()); }
   Scalar a_r(Index m) const { return unit(m).a_r; }
-  // One field of every unit (a_u, a_r or a_z), for snapshots.
-  std::vector<Scalar> field(Scalar UnitRecord::*f) const {
-    std::vector<Scalar> v(unit_.size());
-    for (std::size_t m = 0; m < unit_.size(); ++m) v[m] = unit_[m].*f;
-    return v;
+  // The gate pre-activations a_u, a_r, a_z of every unit, for snapshots.
+  std::array<std::vector<Scalar>, 3> preactivations() const {
+    auto field = [&](Scalar UnitRecord::*f) {
+      std::vector<Scalar> v(unit_.size());
+      for (std::size_t m = 0; m < unit_.size(); ++m) v[m] = unit_[m].*f;
+      return v;
+    };
+    return {field(&UnitRecord::a_u), field(&UnitRecord::a_r), field(&UnitRecord::a_z)};
   }
 
   // The time of the next event: the touched units of the previous time are settled first, so
