@@ -140,6 +140,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   // The sparse layer keeping each sender's largest connections (|w_u| + |w_r| + |w_z|).
+  bool prunable() const override { return true; }
   std::unique_ptr<Layer<Scalar>> pruned(double keep) const override {
     auto p = std::make_shared<Params>(*p_);
     p->keep_largest_connections(static_cast<Scalar>(keep), static_cast<Scalar>(keep));

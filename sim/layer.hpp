@@ -146,6 +146,8 @@ class Layer {
   // receivers) of largest weight, the others absent from then on; nullptr for a family without
   // sparse connectivity.
   virtual std::unique_ptr<Layer> pruned(double /*keep*/) const { return nullptr; }
+  // Whether pruned() gives a layer (the family has sparse connectivity).
+  virtual bool prunable() const { return false; }
 
   // The backward side (sim/layer_adjoint.hpp), or nullptr for a family without one. What the
   // adjoint needs is recorded on the tape by the two methods below: after every step of the

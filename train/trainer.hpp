@@ -89,7 +89,7 @@ class Trainer {
     if (cfg.prune_after_epoch > 0) {
       bool prunable = false;
       for (Index l = 0; l < initial.size() && !prunable; ++l)
-        prunable = initial.layer(l).pruned(cfg.prune_keep) != nullptr;
+        prunable = initial.layer(l).prunable();
       if (!prunable)
         throw std::invalid_argument(
             "training.prune: no layer of this network has sparse connectivity (continuous_egru "
