@@ -3,10 +3,10 @@
 // step_adjoint), from the upstream gradients of every returned sequence (y, h, o, trace).
 //
 // Event-sparse, in two passes:
-//  1. per row of the batch (in parallel), steps T..1: the step adjoint, and dL/dy_{t-1} through
-//     the recurrent kernel only for the units whose y_{t-1} can pass a gradient on (o = 1, or a
-//     nonzero pseudo-derivative; all units at t = 1 if dL/dy_0 is wanted); dL/dx dense (x
-//     reaches every gate) only if asked for;
+//  1. in fixed groups of kGroup batch rows (groups in parallel), steps T..1: each row's step
+//     adjoint, then for the group together dL/dy_{t-1} = R qbar (kept only for the units whose
+//     y_{t-1} can pass a gradient on: o = 1, or a nonzero pseudo-derivative; all units at t = 1
+//     if dL/dy_0 is wanted) and, only if asked for, dL/dx = W p (dense: x reaches every gate);
 //  2. the weight gradients, in parallel over their rows, each row summing over (t, b) in order:
 //     kernel rows of nonzero inputs only, recurrent-kernel rows of active senders only. The
 //     result does not depend on the thread count.
