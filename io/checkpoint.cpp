@@ -7,11 +7,15 @@
 #include <stdexcept>
 
 #include "io/hdf5.hpp"
+#include "io/network_config.hpp"
 
 namespace egret {
 namespace {
 
-constexpr std::int64_t kCheckpointVersion = 2;
+// 3: layers' settings may have legacy values (io/network_config.hpp with_legacy_settings):
+// continuous EGRUs without "self_recurrence" were trained with it. 2 is read with those values.
+constexpr std::int64_t kCheckpointVersion = 3;
+constexpr std::int64_t kOldestReadableVersion = 2;
 constexpr const char* kIntegrityTable = "egret_integrity";
 constexpr const char* kIntegrityTableCrc = "egret_integrity_crc64";
 
@@ -208,7 +212,8 @@ void write_integrity(hid_t f, const std::string& path) {
 }
 
 // Refuses a checkpoint any of whose datasets or attributes differs from its checksum, naming it.
-void verify_integrity(hid_t f, const std::string& path) {
+// Returns the paths of its items (all verified).
+std::vector<std::string> verify_integrity(hid_t f, const std::string& path) {
   for (const char* a : {kIntegrityTable, kIntegrityTableCrc})
     if (!h5::has_attribute(f, a))
       fail(path + ": no integrity table (attribute '" + a + "'): not a complete checkpoint");
@@ -239,6 +244,33 @@ void verify_integrity(hid_t f, const std::string& path) {
   for (const auto& [item, crc] : listed)
     if (!items.count(item))
       fail(path + ": " + item + " is missing (listed in the integrity table)");
+  std::vector<std::string> paths;
+  for (const auto& [item, crc] : items) paths.push_back(item);
+  return paths;
+}
+
+// The parameters in natural coordinates (/parameters/layer<l>/<name> datasets and
+// /parameters/layer<l>@<name> scalar attributes; the readout's), named "layer<l>.<name>".
+std::map<std::string, std::vector<double>> read_natural_parameters(
+    hid_t f, const std::vector<std::string>& items, const std::string& path) {
+  std::map<std::string, std::vector<double>> out;
+  const std::string prefix = "/parameters/";
+  for (const std::string& item : items) {
+    if (item.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = item.substr(prefix.size());  // "layer0@tau_m" or "layer0/V_u"
+    const std::size_t at = rest.find('@'), slash = rest.find('/');
+    if (at != std::string::npos && slash == std::string::npos) {
+      const std::string group = rest.substr(0, at), name = rest.substr(at + 1);
+      if (name == "type") continue;
+      h5::Id g = h5::open_group(f, prefix + group, path);
+      out[group + "." + name] = {h5::read_double_attribute(g.get(), name, path + ":" + item)};
+    } else if (slash != std::string::npos && at == std::string::npos) {
+      const std::string group = rest.substr(0, slash), name = rest.substr(slash + 1);
+      h5::Id g = h5::open_group(f, prefix + group, path);
+      out[group + "." + name] = h5::read_double_array(g.get(), name, path + ":" + item);
+    }
+  }
+  return out;
 }
 
 Checkpoint read_checkpoint_contents(const std::string& path) {
@@ -248,7 +280,8 @@ Checkpoint read_checkpoint_contents(const std::string& path) {
     throw std::runtime_error(path + ": not an egret checkpoint");
   // The checksums first: a damaged egret_format or version is named as damaged.
   const bool has_integrity = h5::has_attribute(f, kIntegrityTable);
-  if (has_integrity) verify_integrity(f, path);
+  std::vector<std::string> items;
+  if (has_integrity) items = verify_integrity(f, path);
   if (h5::read_string_attribute(f, "egret_format", path) != "egret-checkpoint")
     throw std::runtime_error(path + ": not an egret checkpoint");
   const std::int64_t version = h5::read_int_attribute(f, "egret_format_version", path);
@@ -257,9 +290,9 @@ Checkpoint read_checkpoint_contents(const std::string& path) {
                              ": checkpoint version 1 carries no integrity check (written by an "
                              "older egret); egret reads version " +
                              std::to_string(kCheckpointVersion));
-  if (version != kCheckpointVersion)
+  if (version < kOldestReadableVersion || version > kCheckpointVersion)
     throw std::runtime_error(path + ": unsupported checkpoint version " + std::to_string(version));
-  if (!has_integrity) verify_integrity(f, path);  // names the missing table
+  if (!has_integrity) items = verify_integrity(f, path);  // names the missing table
   Checkpoint c;
   const std::int64_t epoch = h5::read_int_attribute(f, "epoch", path);
   if (epoch < 0 || epoch > INT32_MAX)
@@ -267,11 +300,14 @@ Checkpoint read_checkpoint_contents(const std::string& path) {
   c.epoch = static_cast<int>(epoch);
   c.optimizer_steps = h5::read_int_attribute(f, "optimizer_steps", path);
   c.config_text = h5::read_string_attribute(f, "configuration", path);
+  if (version < kCheckpointVersion)
+    c.config_text = with_legacy_settings(c.config_text, path + ": configuration");
   c.rng_state = h5::read_string_attribute(f, "rng_state", path);
   h5::Id training = h5::open_group(f, "training", path);
   c.values = h5::read_doubles(training.get(), "values", path + ":/training");
   c.adam_m = h5::read_doubles(training.get(), "adam_m", path + ":/training");
   c.adam_v = h5::read_doubles(training.get(), "adam_v", path + ":/training");
+  c.natural_parameters = read_natural_parameters(f, items, path);
   return c;
 }
 

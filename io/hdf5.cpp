@@ -78,7 +78,7 @@ void write_1d(hid_t parent, const std::string& name, const std::vector<T>& v, hi
 // error).
 template <class T>
 std::vector<T> read_1d(hid_t parent, const std::string& name, const std::string& where,
-                       hid_t mem_type, char kind) {
+                       hid_t mem_type, char kind, std::size_t max_rank = 1) {
   QuietErrors quiet;
   const std::string at = where + "/" + name;
   if (!exists(parent, name)) fail(where + ": missing dataset '" + name + "'");
@@ -89,8 +89,12 @@ std::vector<T> read_1d(hid_t parent, const std::string& name, const std::string&
   if ((kind == 'f') != (file_kind == 'f'))
     fail(at + (kind == 'f' ? ": expected floating-point values" : ": expected integers"));
   const std::vector<hsize_t> dims = checked_extent(dset.get(), sizeof(T), at);
-  if (dims.size() != 1) fail(at + ": not one-dimensional");
-  std::vector<T> out(static_cast<std::size_t>(dims[0]));
+  if (dims.size() != 1 && max_rank == 1) fail(at + ": not one-dimensional");
+  if (dims.empty() || dims.size() > max_rank)
+    fail(at + ": expected 1 to " + std::to_string(max_rank) + " dimensions");
+  std::size_t count = 1;  // checked_extent has bounded the product by the memory it needs
+  for (const hsize_t d : dims) count *= static_cast<std::size_t>(d);
+  std::vector<T> out(count);
   Id dxpl = strict_transfer_plist();
   if (!out.empty() && H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, dxpl.get(), out.data()) < 0)
     fail(at + ": cannot read the data (corrupt, failed checksum, or a value out of range)");
@@ -531,6 +535,10 @@ void write_matrix(hid_t parent, const std::string& name, const std::vector<doubl
 
 std::vector<double> read_doubles(hid_t parent, const std::string& name, const std::string& where) {
   return read_1d<double>(parent, name, where, H5T_NATIVE_DOUBLE, 'f');
+}
+std::vector<double> read_double_array(hid_t parent, const std::string& name,
+                                      const std::string& where) {
+  return read_1d<double>(parent, name, where, H5T_NATIVE_DOUBLE, 'f', 2);
 }
 std::vector<std::uint64_t> read_uint64s(hid_t parent, const std::string& name,
                                         const std::string& where) {

@@ -159,6 +159,9 @@ void write_vector(hid_t parent, const std::string& name, const std::vector<std::
 void write_matrix(hid_t parent, const std::string& name, const std::vector<double>& rows_major,
                   std::size_t rows, std::size_t cols);
 std::vector<double> read_doubles(hid_t parent, const std::string& name, const std::string& where);
+// A 1-D or 2-D dataset of floats, row-major.
+std::vector<double> read_double_array(hid_t parent, const std::string& name,
+                                      const std::string& where);
 std::vector<std::uint64_t> read_uint64s(hid_t parent, const std::string& name,
                                         const std::string& where);
 std::vector<std::int64_t> read_int64s(hid_t parent, const std::string& name,

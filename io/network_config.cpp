@@ -76,6 +76,11 @@ void read_layer_settings(const json& obj, const CellFamily& family, const std::s
       fail(origin, where,
            "unknown key '" + name + "' for a " + family.type + " layer (known: type, units, " +
                "params, " + family.key_names() + ")");
+    if (k->boolean) {
+      if (!v.is_boolean()) fail(origin, where + "." + key, "expected true or false");
+      out[name] = v.get<bool>() ? 1 : 0;
+      continue;
+    }
     out[name] = json_fields::number(obj, key.c_str(), 0, origin, where, k->allow_infinity);
   }
 }
@@ -162,6 +167,34 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   if (!std::isfinite(cfg.end_time) || cfg.end_time < 0)
     fail(origin, "simulation.end_time", "must be finite and >= 0");
   return cfg;
+}
+
+std::string with_legacy_settings(const std::string& text, const std::string& origin) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(origin + ": not valid JSON: " + e.what());
+  }
+  if (!root.is_object() || !root.contains("layers") || !root["layers"].is_array()) return text;
+  for (json& layer : root["layers"]) {
+    if (!layer.is_object() || !layer.contains("type") || !layer["type"].is_string()) continue;
+    const CellFamily& family = find_cell_family(layer["type"].get<std::string>(), origin);
+    for (const SettingKey& k : family.keys) {
+      if (std::isnan(k.legacy_value)) continue;
+      json* obj = &layer;  // "a.b" lives in the object "a"
+      std::string name = k.name;
+      for (auto dot = name.find('.'); dot != std::string::npos; dot = name.find('.')) {
+        json& inner = (*obj)[name.substr(0, dot)];
+        if (inner.is_null()) inner = json::object();
+        obj = &inner;
+        name = name.substr(dot + 1);
+      }
+      if (!obj->is_object() || obj->contains(name)) continue;
+      (*obj)[name] = k.boolean ? json(k.legacy_value != 0) : json(k.legacy_value);
+    }
+  }
+  return root.dump(2);
 }
 
 const char* precision_name(Precision p) {

@@ -80,6 +80,9 @@ NetworkConfig load_network_config(const std::string& path);
 // One layer object, as in "layers" (for built-in networks kept as configuration text).
 LayerConfig parse_layer_config(const std::string& json_text, const std::string& origin);
 std::string read_text_file(const std::string& path, const char* what);
+// The configuration with, in every layer that does not set it, each key's legacy value
+// (SettingKey::legacy_value): what a configuration saved before the key existed meant.
+std::string with_legacy_settings(const std::string& json_text, const std::string& origin);
 
 // Builds the network the configuration describes, with seeded random parameters.
 template <class Scalar>

@@ -124,6 +124,10 @@ class ContinuousEgruAdjoint final : public LayerAdjoint<Scalar> {
       keep_connections(p_->U_u, p_->U_r, p_->U_z, *g_.U_u, *g_.U_r, *g_.U_z);
       keep_connections(p_->V_u, p_->V_r, p_->V_z, *g_.V_u, *g_.V_r, *g_.V_z);
     }
+    // Without self-recurrence the diagonal of V is no connection (ContinuousEgruParams): the
+    // jumps above gave it the gradient of a weight the forward pass never applies.
+    if (!p_->self_recurrence)
+      for (Matrix<Scalar>* g : {g_.V_u, g_.V_r, g_.V_z}) g->diagonal().setZero();
   }
 
   const NamedParameters<Scalar>& gradient() const override { return grad_; }

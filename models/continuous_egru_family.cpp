@@ -15,7 +15,8 @@ namespace {
 template <class Scalar>
 std::unique_ptr<Layer<Scalar>> make_continuous_egru(const LayerRecipe& r) {
   using P = ContinuousEgruParams<Scalar>;
-  P p = P::random(r.units, r.inputs, r.seed, egru_random_init<Scalar>(r.settings));
+  const bool self_recurrence = r.settings.flag("self_recurrence");
+  P p = P::random(r.units, r.inputs, r.seed, egru_random_init<Scalar>(r.settings), self_recurrence);
   p.tau_m = r.settings.as<Scalar>("tau_m");
   p.tau_o = r.settings.as<Scalar>("tau_o");
   p.window_input = r.settings.as<Scalar>("window_input");
@@ -30,7 +31,7 @@ std::unique_ptr<Layer<Scalar>> make_continuous_egru(const LayerRecipe& r) {
                                   std::to_string(f));
   if (input_fraction < 1 || recurrent_fraction < 1) {
     p.keep_random_connections(static_cast<Scalar>(input_fraction),
-                              static_cast<Scalar>(recurrent_fraction), r.seed);
+                              static_cast<Scalar>(recurrent_fraction), r.seed, self_recurrence);
     p.sparse = true;
   }
   p.validate(r.name);
@@ -51,6 +52,10 @@ CellFamily continuous_egru_family() {
        kMinTimeScaleMs},
       {"window_recurrent", inf, 0, 1e12, true, "how long an event's contribution is held [ms]",
        kMinTimeScaleMs},
+      {"self_recurrence", 0, 0, 1, false,
+       "whether a unit's own event jumps its own pre-activations (the diagonal of V); false: "
+       "the paper's Eq. S11",
+       0, true, 1},
       {"connectivity.input", 1, 0, 1, false,
        "share of the units each input channel connects to; < 1 (with connectivity.recurrent): "
        "a sparse layer, events cost their connections"},

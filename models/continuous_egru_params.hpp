@@ -19,6 +19,12 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
   // (models/continuous_egru_sparse_units.hpp) and gradients cover the connections only, so
   // training keeps absent connections absent. A setting, like the windows.
   bool sparse = false;
+  // Whether a unit's own event jumps its own pre-activations (through the diagonal of V). The
+  // paper's model (seed 001, Suppl. Eq. S11) says it does not: a_X,n(s+) = a_X,n(s-) for the
+  // sender n. Without self-recurrence the diagonal of V is no connection: it is zero (validate()
+  // refuses anything else) and training leaves it zero, so the forward pass needs no special
+  // case. A setting, like the windows.
+  bool self_recurrence = false;
 
   using RandomInit = typename EgruWeights<Scalar>::RandomInit;
 
@@ -38,12 +44,20 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
     return p;
   }
 
+  // Seeded random weights (EgruWeights::set_random); without self-recurrence the diagonal of V
+  // is then zeroed, the other weights are the same for either choice.
   static ContinuousEgruParams random(Index units, Index inputs, std::uint64_t seed,
-                                     const RandomInit& init) {
+                                     const RandomInit& init, bool self_recurrence = false) {
     ContinuousEgruParams p;
     p.set_random(units, inputs, seed, init);
     p.c_init.setZero(units);
+    p.self_recurrence = self_recurrence;
+    if (!self_recurrence) p.clear_self_connections();
     return p;
+  }
+
+  void clear_self_connections() {
+    for (Matrix<Scalar>* v : {&this->V_u, &this->V_r, &this->V_z}) v->diagonal().setZero();
   }
 
   // Throws std::invalid_argument naming the first problem found.
@@ -59,10 +73,28 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
         throw std::invalid_argument(os.str());
       }
     }
+    if (!self_recurrence) check_no_self_connections(layer);
     detail::check_time_scale(tau_m, layer, "tau_m", false);
     detail::check_time_scale(tau_o, layer, "tau_o", false);
     detail::check_time_scale(window_input, layer, "window_input", true);
     detail::check_time_scale(window_recurrent, layer, "window_recurrent", true);
+  }
+
+ private:
+  void check_no_self_connections(const std::string& layer) const {
+    const char* names[3] = {"V_u", "V_r", "V_z"};
+    const Matrix<Scalar>* v[3] = {&this->V_u, &this->V_r, &this->V_z};
+    for (int g = 0; g < 3; ++g) {
+      for (Index i = 0; i < v[g]->rows(); ++i) {
+        if ((*v[g])(i, i) == Scalar(0)) continue;
+        std::ostringstream os;
+        os << layer << ": " << names[g] << "[" << i << ", " << i << "] = " << (*v[g])(i, i)
+           << ", but without self-recurrence (the paper's Eq. S11, the default) a unit's own "
+              "event does not reach its own pre-activations, so the diagonal of V must be 0; "
+              "set \"self_recurrence\": true to use it";
+        throw std::invalid_argument(os.str());
+      }
+    }
   }
 };
 

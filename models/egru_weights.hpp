@@ -71,11 +71,14 @@ struct EgruWeights {
   // max(1, round(recurrent_fraction * N)), drawn without replacement from their own seeded stream
   // (the weights kept are those of the dense initialisation). The three gates share the
   // connections; the others' weights become zero. A fraction of 1 keeps every connection.
-  void keep_random_connections(Scalar input_fraction, Scalar recurrent_fraction,
-                               std::uint64_t seed) {
+  // With `self_connections` false a unit never counts itself among its receivers (the diagonal
+  // of V is then no connection; models/continuous_egru_params.hpp self_recurrence), and keeps
+  // at most N - 1.
+  void keep_random_connections(Scalar input_fraction, Scalar recurrent_fraction, std::uint64_t seed,
+                               bool self_connections = true) {
     SeededUniform<double> uniform(seed ^ 0x5bd1e995c0ffee11ULL);
-    keep_random_rows(U_u, U_r, U_z, input_fraction, uniform);
-    keep_random_rows(V_u, V_r, V_z, recurrent_fraction, uniform);
+    keep_random_rows(U_u, U_r, U_z, input_fraction, uniform, false);
+    keep_random_rows(V_u, V_r, V_z, recurrent_fraction, uniform, !self_connections);
   }
 
   // Magnitude pruning with a fixed fan-out: each sender keeps the max(1, round(fraction * N))
@@ -152,11 +155,16 @@ struct EgruWeights {
                        [&](Index a, Index b) { return size(a) > size(b); });
     });
   }
-  // A seeded random choice: a partial Fisher-Yates shuffle puts the kept rows first.
+  // A seeded random choice: a partial Fisher-Yates shuffle puts the kept rows first. With
+  // `skip_own_row`, column k's row k is moved out of the draw (to the end, never kept).
   static void keep_random_rows(Matrix<Scalar>& w_u, Matrix<Scalar>& w_r, Matrix<Scalar>& w_z,
-                               Scalar fraction, SeededUniform<double>& uniform) {
-    keep_rows(w_u, w_r, w_z, fraction, [&](Index, Index keep, std::vector<Index>& order) {
-      const auto n = static_cast<Index>(order.size());
+                               Scalar fraction, SeededUniform<double>& uniform, bool skip_own_row) {
+    keep_rows(w_u, w_r, w_z, fraction, [&](Index k, Index keep, std::vector<Index>& order) {
+      auto n = static_cast<Index>(order.size());
+      if (skip_own_row && k < n) {
+        std::swap(order[static_cast<std::size_t>(k)], order.back());
+        keep = std::min(keep, --n);
+      }
       for (Index i = 0; i < keep; ++i) {
         const auto j = std::min<Index>(
             n - 1, i + static_cast<Index>(uniform(0, 1) * static_cast<double>(n - i)));

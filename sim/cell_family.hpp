@@ -30,6 +30,11 @@ struct SettingKey {
   // A physical floor: a positive value below it is refused (time scales far below any physical
   // one give event rates with no useful bound). Values <= 0 are left to the family's validation.
   double floor = 0;
+  // A yes/no setting: written true or false in the configuration, held as 1 or 0.
+  bool boolean = false;
+  // The value a configuration saved before the key existed implies (checkpoint format 2 and
+  // older; io/checkpoint.cpp): the behaviour it was trained with. NaN: the default.
+  double legacy_value = std::numeric_limits<double>::quiet_NaN();
 };
 
 // A layer's settings: every key of its family, with the configured value or the default.
@@ -46,6 +51,7 @@ class LayerSettings {
   Scalar as(const std::string& key) const {
     return static_cast<Scalar>(get(key));
   }
+  bool flag(const std::string& key) const { return get(key) != 0; }
 
  private:
   std::map<std::string, double> values_;

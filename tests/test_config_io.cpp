@@ -367,7 +367,9 @@ TEST(ConfigIo, ConnectivityMakesASparseLayerWithAFixedFanOut) {
     return n;
   };
   for (egret::Index k = 0; k < 7; ++k) EXPECT_EQ(fan_out(p.U_u, p.U_r, p.U_z, k), 10) << k;
+  // 4 receivers per unit, never itself (without self-recurrence, the default).
   for (egret::Index k = 0; k < 40; ++k) EXPECT_EQ(fan_out(p.V_u, p.V_r, p.V_z, k), 4) << k;
+  EXPECT_EQ(p.V_u.diagonal().cwiseAbs().sum(), 0.0);
   for (egret::Index k = 0; k < 40; ++k)
     for (egret::Index m = 0; m < 40; ++m)
       if (p.V_u(m, k) != 0) {
@@ -386,4 +388,48 @@ TEST(ConfigIo, ConnectivityMakesASparseLayerWithAFixedFanOut) {
               egret::build_network<double>(zero);
             }).find("layer 0 (continuous_egru): connectivity fractions must be > 0"),
             std::string::npos);
+}
+
+// "self_recurrence": a yes/no key, false by default (the paper's Eq. S11): the diagonal of V is
+// then 0 and the other weights are those of the same seed with it; true keeps the diagonal.
+TEST(ConfigIo, SelfRecurrenceIsABooleanKeyFalseByDefault) {
+  auto layer_params = [](const std::string& extra) {
+    const auto cfg = egret::parse_network_config(
+        R"({"input_channels": 3, "seed": 4, "layers": [{"type": "continuous_egru", "units": 5)" +
+            extra + "}]}",
+        "net.json");
+    const auto net = egret::build_network<double>(cfg);
+    return dynamic_cast<const egret::ContinuousEgruLayer<double>&>(net.layer(0)).params();
+  };
+  const auto by_default = layer_params("");
+  const auto with = layer_params(R"(, "self_recurrence": true)");
+  const auto without = layer_params(R"(, "self_recurrence": false)");
+  EXPECT_FALSE(by_default.self_recurrence);
+  EXPECT_TRUE(with.self_recurrence);
+  EXPECT_EQ(by_default.V_z, without.V_z);
+  EXPECT_EQ(by_default.V_u.diagonal().cwiseAbs().sum(), 0.0);
+  EXPECT_GT(with.V_u.diagonal().cwiseAbs().sum(), 0.0);
+  egret::Matrix<double> off_diagonal = with.V_r;
+  off_diagonal.diagonal().setZero();
+  EXPECT_EQ(off_diagonal, by_default.V_r);
+  EXPECT_NE(error_of([&] { layer_params(R"(, "self_recurrence": 1)"); })
+                .find("net.json: layers[0].self_recurrence: expected true or false"),
+            std::string::npos)
+      << error_of([&] { layer_params(R"(, "self_recurrence": 1)"); });
+}
+
+// A configuration saved before a key existed gets the key's legacy value where it does not set
+// the key (checkpoint format 2: continuous EGRUs then had self-recurrence).
+TEST(ConfigIo, LegacySettingsFillOnlyWhatALayerLeavesOut) {
+  const std::string old = R"({"input_channels": 3, "layers": [
+      {"type": "continuous_egru", "units": 4},
+      {"type": "continuous_egru", "units": 4, "self_recurrence": false},
+      {"type": "discrete_egru", "units": 2}]})";
+  const auto cfg = egret::parse_network_config(egret::with_legacy_settings(old, "old.json"),
+                                               "old.json");
+  const auto net = egret::build_network<double>(cfg);
+  using L = egret::ContinuousEgruLayer<double>;
+  EXPECT_TRUE(dynamic_cast<const L&>(net.layer(0)).params().self_recurrence);
+  EXPECT_FALSE(dynamic_cast<const L&>(net.layer(1)).params().self_recurrence);
+  EXPECT_EQ(net.layer(2).type_name(), "discrete_egru");
 }

@@ -76,6 +76,7 @@ TEST(Determinism, SimultaneousInputsInAnyListedOrder) {
 TEST(Determinism, SimultaneousCrossingsAreOrderIndependent) {
   auto make = [](bool swapped) {
     P p = P::zeros(3, 1, 0.4);
+    p.self_recurrence = true;  // each twin also reaches itself
     p.tau_m = 2.0;
     p.b_z << 0.9, 0.9, 0.0;
     p.b_r << 0.3, 0.3, 0.0;

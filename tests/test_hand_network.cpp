@@ -1,6 +1,7 @@
 // A 3-unit network whose jumps are worked out by hand (numbers in the comments): one input
-// event, then unit 0 fires twice; every jump on every unit (including the sender itself, whose
-// a_z gets V_z[0,0] r_0 y) and the output trace are checked.
+// event, then unit 0 fires twice; every jump on every unit and the output trace are checked,
+// with self-recurrence (the sender's a_z gets V_z[0,0] r_0 y) and without it (the paper's
+// Eq. S11, the default: the sender's own pre-activations do not jump).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@ double sig(double a) {
 
 TEST(HandNetwork, ThreeUnitsJumps) {
   P p = P::zeros(3, 1, 0.5);  // theta = 0.5 for all units
+  p.self_recurrence = true;
   p.tau_m = 1.0;
   p.tau_o = 2.0;
   p.b_z << 0.5, 0, 0;
@@ -90,6 +92,56 @@ TEST(HandNetwork, ThreeUnitsJumps) {
   expect_vec(C.at("a_z"), {1.7, 0.4, 0.2}, "a_z after event 2 ");
   const double o_c = 0.5 * std::exp(-(t_c - s0) / 2) + 0.5 * std::exp(-(t_c - s1) / 2);
   expect_vec(r.readouts[0].trace, {o_c, 0, 0}, "readout ");
+}
+
+// The same network without self-recurrence (V_z[0,0] = 0 and the layer's default): unit 0's
+// own events leave a_z,0 = 1.5, so after each reset it climbs toward tanh(1.5) again and fires
+// with the period (1/sigmoid(1)) ln(tanh 1.5 / (tanh 1.5 - 0.5)); the other units' jumps are
+// those above.
+TEST(HandNetwork, SendersOwnPreactivationsDoNotJumpWithoutSelfRecurrence) {
+  P p = P::zeros(3, 1, 0.5);
+  p.tau_m = 1.0;
+  p.tau_o = 2.0;
+  p.b_z << 0.5, 0, 0;
+  p.U_u.col(0) << 0.5, 0, -0.5;
+  p.U_r.col(0) << 0, 0.25, 0;
+  p.U_z.col(0) << 0.5, 0, 0.1;
+  p.V_u.col(0) << 0, 1, 2;
+  p.V_r.col(0) << 0, 0, 1;
+  p.V_z.col(0) << 0, 0.8, 0;
+  EXPECT_FALSE(p.self_recurrence);
+
+  const double c0_at_1 = std::tanh(0.5) * (1 - std::exp(-0.5));
+  const double s0 =
+      1 + (1 / sig(1)) * std::log((std::tanh(1.5) - c0_at_1) / (std::tanh(1.5) - 0.5));
+  const double period = (1 / sig(1)) * std::log(std::tanh(1.5) / (std::tanh(1.5) - 0.5));
+  const double s1 = s0 + period, s2 = s1 + period;
+
+  egret::Network<double> net;
+  net.add_layer(std::make_unique<egret::ContinuousEgruLayer<double>>(std::make_shared<P>(p)));
+  egret::SimOptions<double> opt;
+  opt.end_time = s2 + 0.001;
+  opt.snapshot_times = {0.5 * (s1 + s2)};
+  const auto r = egret::simulate(net, egret::InputStream<double>({{1.0, 0, 2.0}}, 1), opt);
+  ASSERT_EQ(r.trace.size(), 3u);
+  EXPECT_NEAR(r.trace[0].time, s0, 1e-13);
+  EXPECT_NEAR(r.trace[1].time, s1, 1e-13);
+  EXPECT_NEAR(r.trace[2].time, s2, 1e-13);
+  const auto& C = r.snapshots[0].layers[0];
+  const std::vector<double> a_z = C.at("a_z"), a_u = C.at("a_u");
+  EXPECT_NEAR(a_z[0], 1.5, 1e-14);  // the input's 1.5, untouched by two own events
+  EXPECT_NEAR(a_z[1], 0.4, 1e-14);  // 0.8 * r_0 y = 0.2, twice
+  EXPECT_NEAR(a_u[2], 1.0, 1e-14);  // -1 + 2 * 0.5 * 2
+
+  // The old behaviour's diagonal is refused here rather than silently ignored.
+  p.V_z(0, 0) = 0.4;
+  try {
+    egret::ContinuousEgruLayer<double> layer(std::make_shared<P>(p));
+    FAIL() << "a nonzero diagonal of V without self-recurrence was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("V_z[0, 0] = 0.4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"self_recurrence\": true"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -119,7 +119,8 @@ def read_checkpoint(path: str) -> Dict[str, Any]: ...
 def delay_copy_trials(trials: int, seed: int, *, bits: int = 2, delay_min: float = 30.0,
                       delay_max: float = 40.0, recall_begin: float = 1.0, recall_end: float = 11.0,
                       quiet_window: bool = True, quiet_begin: float = -12.0,
-                      quiet_end: float = -2.0) -> List[Sample]: ...
+                      quiet_end: float = -2.0, onset_min: float = 1.0, onset_max: float = 3.0,
+                      jitter: float = 0.5, tail: float = 1.0) -> List[Sample]: ...
 
 class EvnnEgruTape:
     def backward(self, kernel: np.ndarray, recurrent_kernel: np.ndarray, bias: np.ndarray,

@@ -579,7 +579,7 @@ class NetworkOf {
                                   std::to_string(without_tau.size()) + " (or " +
                                   std::to_string(with_tau.size()) + " with time constants)");
     pv.values() = cast_values<Scalar>(c.values, path + ": /training/values");
-    return NetworkOf(c.config_text, cfg, pv.network());
+    return NetworkOf(c.config_text, cfg, with_exact_constrained_parameters(pv.network(), c, path));
   }
 
   // Simulates the samples one after another into an HDF5 trace (docs/formats.md).

@@ -4,6 +4,7 @@ single runs, checkpoints and traces from Python, and C++ errors as Python except
 same messages."""
 import json
 
+import h5py
 import numpy as np
 import pytest
 
@@ -20,7 +21,8 @@ def config(seed=3):
              "window_recurrent": 2, "threshold": 0.3,
              "init": {"weight_scale": 1.5, "bias_z": 0.8, "bias_spread": 0.3}},
             {"type": "continuous_egru", "units": 3, "tau_m": 4, "tau_o": 5, "window_input": 4,
-             "threshold": 0.3, "init": {"weight_scale": 1.5, "bias_z": 0.8}}],
+             "threshold": 0.3, "init": {"weight_scale": 1.5, "bias_z": 0.8},
+             "self_recurrence": True}],
         "readout_classes": 3,
         "simulation": {"end_time": 40},
     }
@@ -73,7 +75,18 @@ def test_gradients_equal_finite_differences():
             entries = [None]
         else:
             entries = [tuple(rng.integers(0, n) for n in np.shape(value)) for _ in range(3)]
+            if name.endswith(("V_u", "V_z")):
+                entries.append((1, 1))  # a diagonal entry: no parameter in layer 0, one in 1
         for idx in entries:
+            if name.startswith("layer0.V") and idx[0] == idx[1]:
+                # Layer 0 is without self-recurrence (the default; layer 1 has it): the diagonal
+                # of its V is no parameter, its gradient is 0 and a value for it is refused.
+                assert grad[name][idx] == 0.0
+                p = {k: (np.array(x, copy=True) if not np.isscalar(x) else x) for k, x in base.items()}
+                p[name][idx] += 1e-5
+                with pytest.raises(ValueError, match="self-recurrence"):
+                    egret.Network(cfg).set_parameters(p)
+                continue
             fd = []
             for h in (1e-5, -1e-5, 5e-6, -5e-6):
                 p = {k: (np.array(x, copy=True) if not np.isscalar(x) else x) for k, x in base.items()}
@@ -222,7 +235,12 @@ def test_checkpoint_written_by_egret_train_loads(tmp_path, egret_bin, root):
     assert raw["epoch"] == 2 and len(raw["adam_m"]) == len(raw["values"]) == 44
     p = net.parameters()
     theta = np.log1p(np.exp(raw["values"][36:38]))  # softplus(rho), the layout of train/parameters.hpp
-    np.testing.assert_allclose(p["layer0.theta"], theta, rtol=1e-15)
+    # The network that was saved: its thetas as written (/parameters, float-rounded by the float
+    # run), which softplus of the training coordinate gives within float rounding.
+    with h5py.File(tmp_path / "out" / "checkpoint.h5", "r") as f:
+        saved = f["parameters/layer0/theta"][()]
+    np.testing.assert_array_equal(p["layer0.theta"], saved)
+    np.testing.assert_allclose(p["layer0.theta"], theta, rtol=3e-7)
     in_float = egret.Network.load_checkpoint(str(tmp_path / "out" / "checkpoint.h5"))
     assert in_float.precision == "float"
     np.testing.assert_allclose(in_float.parameters()["layer0.theta"], theta, rtol=3e-7)
@@ -462,3 +480,31 @@ def test_sparse_connectivity_from_configuration_gradient_and_checkpoint(tmp_path
     again = egret.Network.load_checkpoint(str(tmp_path / "sparse.h5"))
     np.testing.assert_array_equal(again.parameters()["layer0.V_z"], after["layer0.V_z"])
     assert again.loss_and_gradient(samples)[0] == net.loss_and_gradient(samples)[0]
+
+
+def test_checkpoint_of_format_2_keeps_the_self_recurrence_it_was_trained_with(root, tmp_path):
+    """tests/data/checkpoint_v2_delay_copy.h5 was written by egret 5dff143 (format 2, before the
+    "self_recurrence" option, when a unit's own event always reached its own pre-activations):
+    `egret train` on examples/delay_copy.json in double with 16 training and 8 held-out trials,
+    2 epochs. Its training_log.csv gave the held-out loss 0.54403706016553488 at epoch 2. Read
+    now, the layer gets "self_recurrence": true and the same network gives the same loss; the
+    same parameters without self-recurrence are refused, not silently changed."""
+    path = root / "tests" / "data" / "checkpoint_v2_delay_copy.h5"
+    with h5py.File(path, "r") as f:
+        assert f.attrs["egret_format_version"] == 2
+        assert np.any(np.diag(f["parameters/layer0/V_u"][()]) != 0)
+    net = egret.Network.load_checkpoint(str(path))
+    assert json.loads(net.config)["layers"][0]["self_recurrence"] is True
+    held_out = egret.delay_copy_trials(8, 3)  # the task's seed 2, plus 1 for held-out trials
+    loss = net.loss_and_gradient(held_out, loss="binary_cross_entropy")[0]
+    assert loss == 0.54403706016553488
+    cfg = json.loads(net.config)
+    cfg["layers"][0]["self_recurrence"] = False
+    with pytest.raises(ValueError, match=r"V_u\[0, 0\] = .* self-recurrence"):
+        egret.Network(json.dumps(cfg)).set_parameters(net.parameters())
+    # Saved again, it is format 3 with the option written out, and loads the same.
+    net.save_checkpoint(str(tmp_path / "v3.h5"), epoch=2)
+    with h5py.File(tmp_path / "v3.h5", "r") as f:
+        assert f.attrs["egret_format_version"] == 3
+    again = egret.Network.load_checkpoint(str(tmp_path / "v3.h5"))
+    assert again.loss_and_gradient(held_out, loss="binary_cross_entropy")[0] == loss
