@@ -412,8 +412,9 @@ TEST(ConfigIo, SelfRecurrenceIsABooleanKeyFalseByDefault) {
   egret::Matrix<double> off_diagonal = with.V_r;
   off_diagonal.diagonal().setZero();
   EXPECT_EQ(off_diagonal, by_default.V_r);
-  EXPECT_NE(error_of([&] { layer_params(R"(, "self_recurrence": 1)"); })
-                .find("net.json: layers[0].self_recurrence: expected true or false"),
+  EXPECT_NE(error_of([&] {
+              layer_params(R"(, "self_recurrence": 1)");
+            }).find("net.json: layers[0].self_recurrence: expected true or false"),
             std::string::npos)
       << error_of([&] { layer_params(R"(, "self_recurrence": 1)"); });
 }
@@ -425,8 +426,8 @@ TEST(ConfigIo, LegacySettingsFillOnlyWhatALayerLeavesOut) {
       {"type": "continuous_egru", "units": 4},
       {"type": "continuous_egru", "units": 4, "self_recurrence": false},
       {"type": "discrete_egru", "units": 2}]})";
-  const auto cfg = egret::parse_network_config(egret::with_legacy_settings(old, "old.json"),
-                                               "old.json");
+  const auto cfg =
+      egret::parse_network_config(egret::with_legacy_settings(old, "old.json"), "old.json");
   const auto net = egret::build_network<double>(cfg);
   using L = egret::ContinuousEgruLayer<double>;
   EXPECT_TRUE(dynamic_cast<const L&>(net.layer(0)).params().self_recurrence);
