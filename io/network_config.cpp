@@ -1,5 +1,6 @@
 #include "io/network_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -76,6 +77,17 @@ void read_layer_settings(const json& obj, const CellFamily& family, const std::s
       fail(origin, where,
            "unknown key '" + name + "' for a " + family.type + " layer (known: type, units, " +
                "params, " + family.key_names() + ")");
+    if (!k->choices.empty()) {
+      const auto& c = k->choices;
+      const auto it = v.is_string() ? std::find(c.begin(), c.end(), v.get<std::string>()) : c.end();
+      if (it == c.end()) {
+        std::string names;
+        for (const auto& n : c) names += (names.empty() ? "\"" : ", \"") + n + "\"";
+        fail(origin, where + "." + key, "expected one of " + names + ", got " + v.dump());
+      }
+      out[name] = static_cast<double>(it - c.begin());
+      continue;
+    }
     if (k->boolean) {
       if (!v.is_boolean()) fail(origin, where + "." + key, "expected true or false");
       out[name] = v.get<bool>() ? 1 : 0;
@@ -191,7 +203,10 @@ std::string with_legacy_settings(const std::string& text, const std::string& ori
         name = name.substr(dot + 1);
       }
       if (!obj->is_object() || obj->contains(name)) continue;
-      (*obj)[name] = k.boolean ? json(k.legacy_value != 0) : json(k.legacy_value);
+      (*obj)[name] = k.boolean ? json(k.legacy_value != 0)
+                     : k.choices.empty()
+                         ? json(k.legacy_value)
+                         : json(k.choices.at(static_cast<std::size_t>(k.legacy_value)));
     }
   }
   return root.dump(2);

@@ -51,7 +51,7 @@ class DenseEgruUnits {
   Index units() const { return c_.size(); }
   Scalar a_r(Index m) const { return a_r_[m]; }
   // The gate pre-activations a_u, a_r, a_z of every unit, for snapshots.
-  std::array<std::vector<Scalar>, 3> preactivations() const {
+  std::array<std::vector<Scalar>, 3> preactivations(Scalar /*t: constant between events*/) const {
     auto vec = [](const Array& v) { return std::vector<Scalar>(v.data(), v.data() + v.size()); };
     return {vec(a_u_), vec(a_r_), vec(a_z_)};
   }

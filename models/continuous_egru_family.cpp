@@ -21,6 +21,10 @@ std::unique_ptr<Layer<Scalar>> make_continuous_egru(const LayerRecipe& r) {
   p.tau_o = r.settings.as<Scalar>("tau_o");
   p.window_input = r.settings.as<Scalar>("window_input");
   p.window_recurrent = r.settings.as<Scalar>("window_recurrent");
+  p.gate_kernel = r.settings.choice("gate_kernel") == 1 ? GateKernel::kExp : GateKernel::kBox;
+  p.tau_s = r.settings.as<Scalar>("tau_s");
+  p.ode_tolerance = r.settings.as<Scalar>("ode_tolerance");
+  p.crossing_tolerance = r.settings.as<Scalar>("crossing_tolerance");
   const double input_fraction = r.settings.get("connectivity.input");
   const double recurrent_fraction = r.settings.get("connectivity.recurrent");
   for (const double f : {input_fraction, recurrent_fraction})
@@ -44,7 +48,9 @@ CellFamily continuous_egru_family() {
   const double inf = std::numeric_limits<double>::infinity();
   CellFamily f;
   f.type = "continuous_egru";
-  f.summary = "continuous-time EGRU, box gate kernel: exact event times, exact gradients";
+  f.summary =
+      "continuous-time EGRU: box gate kernel (exact event times and gradients) or exp kernel "
+      "(Odeint, root finding)";
   f.keys = {
       {"tau_m", 10, 0, inf, false, "state time constant [ms]", kMinTimeScaleMs},
       {"tau_o", 10, 0, inf, false, "output-trace time constant [ms]", kMinTimeScaleMs},
@@ -52,6 +58,16 @@ CellFamily continuous_egru_family() {
        kMinTimeScaleMs},
       {"window_recurrent", inf, 0, 1e12, true, "how long an event's contribution is held [ms]",
        kMinTimeScaleMs},
+      {"gate_kernel", 0, 0, 1, false,
+       "how the gate pre-activations move between events: \"box\" (held; closed form) or "
+       "\"exp\" (relax toward the biases with tau_s; c integrated by Odeint)",
+       0, false, std::numeric_limits<double>::quiet_NaN(),
+       std::vector<std::string>{std::string("box"), std::string("exp")}},
+      {"tau_s", 5, 0, inf, false, "gate time constant of the exp kernel [ms]", kMinTimeScaleMs},
+      {"ode_tolerance", 1e-12, 1e-15, 1e-3, false,
+       "exp kernel: relative and absolute error allowed per integration step of c"},
+      {"crossing_tolerance", 1e-12, 1e-15, 1, false,
+       "exp kernel: width to which a crossing time is bracketed [ms]"},
       {"self_recurrence", 0, 0, 1, false,
        "whether a unit's own event jumps its own pre-activations (the diagonal of V); false: "
        "the paper's Eq. S11",

@@ -1,10 +1,11 @@
-// A layer of N continuous-time EGRU units with the box gate kernel, driven by the engine: the
-// events (inputs, releases, crossings), their weight columns, the counts and the tape. The
-// units' state lives in one of two classes with one interface: DenseEgruUnits (one anchor time
-// for all units; continuous_egru_dense_units.hpp) or, for a sparsely connected layer
+// A layer of N continuous-time EGRU units, driven by the engine: the events (inputs, releases,
+// crossings), their weight columns, the counts and the tape. The units' state lives in one of
+// three classes with one interface: with the box gate kernel DenseEgruUnits (one anchor time for
+// all units; continuous_egru_dense_units.hpp) or, for a sparsely connected layer
 // (ContinuousEgruParams::sparse), SparseEgruUnits (an anchor per unit, so that an event costs
-// its column's connections; continuous_egru_sparse_units.hpp). The engine sees one "next
-// internal event" per layer instead of N queue entries.
+// its column's connections; continuous_egru_sparse_units.hpp); with the exp gate kernel
+// ExpKernelEgruUnits (c integrated by Odeint; continuous_egru_exp_units.hpp). The engine sees one
+// "next internal event" per layer instead of N queue entries.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "models/continuous_egru_adjoint.hpp"
 #include "models/continuous_egru_columns.hpp"
 #include "models/continuous_egru_dense_units.hpp"
+#include "models/continuous_egru_exp_units.hpp"
 #include "models/continuous_egru_params.hpp"
 #include "models/continuous_egru_sparse_units.hpp"
 #include "models/synapse_counting.hpp"
@@ -117,7 +119,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     visit([&](auto& u) {
       u.settle(*p_);
       u.state_at(t, p_->tau_m, c.data());
-      auto [a_u, a_r, a_z] = u.preactivations();
+      auto [a_u, a_r, a_z] = u.preactivations(t);
       s.variables = {{"a_u", a_u}, {"a_r", a_r}, {"a_z", a_z}, {"c", c}};
     });
     s.primary = "c";
@@ -149,6 +151,10 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
+    if (p_->gate_kernel == GateKernel::kExp)
+      throw std::invalid_argument(
+          "continuous_egru layer: gradients of the exp gate kernel are not available yet (its "
+          "adjoint is issue 15 item 2); train with \"gate_kernel\": \"box\"");
     return std::make_unique<ContinuousEgruAdjoint<Scalar>>(p_);
   }
   // The tape keeps the state [c; a_u; a_z] right after every K-th step of the layer (the first
@@ -238,8 +244,10 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     p->validate();
     return p;
   }
-  using Units = std::variant<DenseEgruUnits<Scalar>, SparseEgruUnits<Scalar>>;
+  using Units =
+      std::variant<DenseEgruUnits<Scalar>, SparseEgruUnits<Scalar>, ExpKernelEgruUnits<Scalar>>;
   static Units make_units(const Params& p) {
+    if (p.gate_kernel == GateKernel::kExp) return Units(std::in_place_index<2>, p);
     if (p.sparse) return Units(std::in_place_index<1>, p);
     return Units(std::in_place_index<0>, p);
   }

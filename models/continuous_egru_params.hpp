@@ -7,6 +7,8 @@
 
 namespace egret {
 
+enum class GateKernel { kBox, kExp };
+
 template <class Scalar>
 struct ContinuousEgruParams : EgruWeights<Scalar> {
   Vector<Scalar> c_init;  // internal state at t = 0, each < theta (default 0)
@@ -25,6 +27,13 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
   // refuses anything else) and training leaves it zero, so the forward pass needs no special
   // case. A setting, like the windows.
   bool self_recurrence = false;
+  // How the gate pre-activations move between events (DESIGN section 1): held (box: piecewise
+  // constant, closed-form events) or relaxing toward the biases with time constant tau_s (exp:
+  // c integrated with Boost.Odeint, crossings found on its dense output to crossing_tolerance).
+  GateKernel gate_kernel = GateKernel::kBox;
+  Scalar tau_s = 5;                           // gate time constant [ms] (exp kernel)
+  Scalar ode_tolerance = Scalar(1e-12);       // relative and absolute error per step on c (exp)
+  Scalar crossing_tolerance = Scalar(1e-12);  // bracket width of a crossing time [ms] (exp)
 
   using RandomInit = typename EgruWeights<Scalar>::RandomInit;
 
@@ -35,6 +44,8 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
     f(ParameterSpec{"c_init", Constraint::kFree, Training::kFixed}, p.c_init);
     f(ParameterSpec{"tau_m", Constraint::kLog, Training::kTimeConstant}, p.tau_m);
     f(ParameterSpec{"tau_o", Constraint::kLog, Training::kTimeConstant}, p.tau_o);
+    if (p.gate_kernel == GateKernel::kExp)
+      f(ParameterSpec{"tau_s", Constraint::kLog, Training::kTimeConstant}, p.tau_s);
   }
 
   static ContinuousEgruParams zeros(Index units, Index inputs, Scalar threshold = Scalar(0.5)) {
@@ -76,6 +87,16 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
     if (!self_recurrence) check_no_self_connections(layer);
     detail::check_time_scale(tau_m, layer, "tau_m", false);
     detail::check_time_scale(tau_o, layer, "tau_o", false);
+    if (gate_kernel == GateKernel::kExp && sparse)
+      throw std::invalid_argument(layer +
+                                  ": sparse connectivity is not available with the exp gate "
+                                  "kernel yet (its units integrate densely)");
+    if (gate_kernel == GateKernel::kExp) {
+      detail::check_time_scale(tau_s, layer, "tau_s", false);
+      for (const Scalar tol : {ode_tolerance, crossing_tolerance})
+        if (!(tol > 0) || !std::isfinite(tol))
+          throw std::invalid_argument(layer + ": ode_tolerance and crossing_tolerance must be > 0");
+    }
     detail::check_time_scale(window_input, layer, "window_input", true);
     detail::check_time_scale(window_recurrent, layer, "window_recurrent", true);
   }

@@ -102,7 +102,7 @@ class SparseEgruUnits {
   Index units() const { return static_cast<Index>(unit_.size()); }
   Scalar a_r(Index m) const { return unit(m).a_r; }
   // The gate pre-activations a_u, a_r, a_z of every unit, for snapshots.
-  std::array<std::vector<Scalar>, 3> preactivations() const {
+  std::array<std::vector<Scalar>, 3> preactivations(Scalar /*t: constant between events*/) const {
     auto field = [&](Scalar UnitRecord::*f) {
       std::vector<Scalar> v(unit_.size());
       for (std::size_t m = 0; m < unit_.size(); ++m) v[m] = unit_[m].*f;

@@ -35,6 +35,8 @@ struct SettingKey {
   // The value a configuration saved before the key existed implies (checkpoint format 2 and
   // older; io/checkpoint.cpp): the behaviour it was trained with. NaN: the default.
   double legacy_value = std::numeric_limits<double>::quiet_NaN();
+  // A named choice: written as one of these strings, held as its index.
+  std::vector<std::string> choices = {};
 };
 
 // A layer's settings: every key of its family, with the configured value or the default.
@@ -52,6 +54,7 @@ class LayerSettings {
     return static_cast<Scalar>(get(key));
   }
   bool flag(const std::string& key) const { return get(key) != 0; }
+  std::size_t choice(const std::string& key) const { return static_cast<std::size_t>(get(key)); }
 
  private:
   std::map<std::string, double> values_;

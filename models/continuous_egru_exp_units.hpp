@@ -1,0 +1,230 @@
+// The state of a continuous EGRU layer with the `exp` gate kernel (exp_kernel_egru_cell.hpp):
+// between events every unit's pre-activations relax toward their biases, and c is integrated
+// with Boost.Odeint (Dormand-Prince 5(4), error-controlled) in double whatever the layer's
+// scalar. The next crossing of each unit is searched on the stepper's dense output:
+//   * every step [t0, t1] is scanned with a bound (ExpKernelEgruCell::Unit::
+//     earliest_possible_crossing): c cannot reach theta before the bound's time, so the scan
+//     jumps there and evaluates the dense output; a crossing cannot hide between two sample
+//     points, even one where c goes up and comes back down inside one step;
+//   * a sample at or above theta brackets the crossing, which Boost.Math's TOMS 748 then finds
+//     on the dense output to `crossing_tolerance` (ms);
+//   * a unit stops being searched when its c is below theta and its z can no longer exceed
+//     theta (it never crosses), or after `kHorizonTimeConstants` of the slower time constant.
+// Same interface as DenseEgruUnits (continuous_egru_dense_units.hpp); ContinuousEgruLayer holds
+// one of them. Events bring every unit to their time, as in the dense layer.
+#pragma once
+
+#include <array>
+#include <boost/math/tools/toms748_solve.hpp>
+#include <boost/numeric/odeint.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "events/event.hpp"
+#include "models/box_egru_cell.hpp"
+#include "models/continuous_egru_columns.hpp"
+#include "models/continuous_egru_params.hpp"
+#include "models/exp_kernel_egru_cell.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class ExpKernelEgruUnits {
+ public:
+  using Array = typename BoxEgruCell<Scalar>::Array;
+  using Params = ContinuousEgruParams<Scalar>;
+  using Cell = ExpKernelEgruCell;
+  // A unit that has not crossed after this many of its slowest time constant (tau_m, tau_s)
+  // has settled at its fixed point; searching on would find nothing new.
+  static constexpr double kHorizonTimeConstants = 200;
+
+  // `p` outlives the units (the layer holds both).
+  explicit ExpKernelEgruUnits(const Params& p) : p_(&p) {
+    const Index n = p.units();
+    for (Array* v : {&a_u_, &a_r_, &a_z_, &c_, &crossing_}) v->resize(n);
+  }
+
+  void reset(const Params& p) {
+    a_u_ = p.b_u.array();
+    a_r_ = p.b_r.array();
+    a_z_ = p.b_z.array();
+    c_ = p.c_init.array();
+    t_last_ = 0;
+    dirty_ = true;
+    settle(p);
+  }
+
+  Index units() const { return c_.size(); }
+  Scalar a_r(Index m) const { return a_r_[m]; }
+  // The gate pre-activations at t >= t_last (relaxed toward the biases).
+  std::array<std::vector<Scalar>, 3> preactivations(Scalar t) const {
+    const Params& p = *p_;
+    std::array<std::vector<Scalar>, 3> out;
+    const Array* a[3] = {&a_u_, &a_r_, &a_z_};
+    const Vector<Scalar>* b[3] = {&p.b_u, &p.b_r, &p.b_z};
+    for (int g = 0; g < 3; ++g)
+      for (Index m = 0; m < units(); ++m)
+        out[static_cast<std::size_t>(g)].push_back(static_cast<Scalar>(
+            Cell::relaxed((*a[g])[m], (*b[g])[m], double(t - t_last_), double(p.tau_s))));
+    return out;
+  }
+
+  // Every unit's c integrated to t and its pre-activations relaxed to t.
+  void begin_time(Scalar t, const Params& p) {
+    if (t == t_last_) return;
+    for (Index m = 0; m < units(); ++m) c_[m] = static_cast<Scalar>(integrate(m, p, double(t)));
+    const double dt = double(t - t_last_);
+    for (Index m = 0; m < units(); ++m) {
+      a_u_[m] = static_cast<Scalar>(Cell::relaxed(a_u_[m], p.b_u[m], dt, double(p.tau_s)));
+      a_r_[m] = static_cast<Scalar>(Cell::relaxed(a_r_[m], p.b_r[m], dt, double(p.tau_s)));
+      a_z_[m] = static_cast<Scalar>(Cell::relaxed(a_z_[m], p.b_z[m], dt, double(p.tau_s)));
+    }
+    t_last_ = t;
+    dirty_ = true;
+  }
+
+  void add_column(const EgruColumn<Scalar>& col) {
+    apply_column(col, units(), a_u_, &a_r_, a_z_);
+    dirty_ = true;
+  }
+
+  void reset_unit(Index m) {
+    c_[m] = BoxEgruCell<Scalar>::reset_state();
+    dirty_ = true;
+  }
+
+  // Every unit's next crossing (searched on the dense output) and the earliest.
+  void settle(const Params& p) {
+    if (!dirty_) return;
+    for (Index m = 0; m < units(); ++m)
+      crossing_[m] = static_cast<Scalar>(next_crossing_time(m, p));
+    earliest_unit_ = 0;
+    for (Index m = 1; m < units(); ++m)
+      if (crossing_[m] < crossing_[earliest_unit_]) earliest_unit_ = m;
+    earliest_time_ = crossing_[earliest_unit_];
+    dirty_ = false;
+  }
+
+  Index earliest_unit() const { return earliest_unit_; }
+  Scalar earliest_time() const { return earliest_time_; }
+  void units_crossing_at(Scalar t, const Params& p, std::vector<Index>& out) {
+    settle(p);
+    for (Index m = 0; m < units(); ++m)
+      if (crossing_[m] == t) out.push_back(m);
+  }
+  const Array& crossing_times(const Params& p) {
+    settle(p);
+    return crossing_;
+  }
+
+  // c of every unit at time t >= t_last.
+  void state_at(Scalar t, Scalar /*tau_m*/, Scalar* c_out) const {
+    for (Index m = 0; m < units(); ++m)
+      c_out[m] = static_cast<Scalar>(integrate(m, *p_, double(t)));
+  }
+  void append_state_now(Scalar, std::vector<Scalar>& out) const {
+    for (const Array* a : {&c_, &a_u_, &a_z_})
+      out.insert(out.end(), a->data(), a->data() + a->size());
+  }
+
+ private:
+  using State = std::array<double, 1>;
+
+  Cell::Unit unit(Index m, const Params& p) const {
+    return {double(t_last_),  double(a_u_[m]), double(a_z_[m]), double(p.b_u[m]),
+            double(p.b_z[m]), double(p.tau_s), double(p.tau_m), double(p.theta[m])};
+  }
+  static auto system(const Cell::Unit& cell) {
+    return [cell](const State& x, State& dxdt, double t) { dxdt[0] = cell.rate(x[0], t); };
+  }
+  static double initial_step(const Cell::Unit& cell) {
+    return 1e-3 * std::min(cell.tau_m, cell.tau_s);
+  }
+
+  // c of unit m at t >= t_last, integrated from its state at t_last.
+  double integrate(Index m, const Params& p, double t) const {
+    State x{double(c_[m])};
+    if (t == double(t_last_)) return x[0];
+    const Cell::Unit cell = unit(m, p);
+    const double tol = double(p.ode_tolerance);
+    boost::numeric::odeint::integrate_adaptive(
+        boost::numeric::odeint::make_controlled(
+            tol, tol, boost::numeric::odeint::runge_kutta_dopri5<State>()),
+        system(cell), x, double(t_last_), t, initial_step(cell));
+    return x[0];
+  }
+
+  // The absolute time at which unit m's c next reaches theta from below, or never.
+  double next_crossing_time(Index m, const Params& p) const {
+    const Cell::Unit cell = unit(m, p);
+    const double c0 = double(c_[m]), t0 = double(t_last_);
+    if (c0 >= cell.theta) return t0;  // only through rounding: c is continuous
+    if (cell.never_crosses_after(c0, t0)) return never<double>();
+    const double horizon = t0 + kHorizonTimeConstants * std::max(cell.tau_m, cell.tau_s);
+    const double tol = double(p.ode_tolerance);
+    auto stepper = boost::numeric::odeint::make_dense_output(
+        tol, tol, boost::numeric::odeint::runge_kutta_dopri5<State>());
+    stepper.initialize(State{c0}, t0, initial_step(cell));
+    const auto rhs = system(cell);
+    while (stepper.current_time() < horizon) {
+      const double c_start = stepper.current_state()[0];
+      if (cell.never_crosses_after(c_start, stepper.current_time())) break;
+      const auto [ta, tb] = stepper.do_step(rhs);
+      const double found = crossing_in_step(stepper, cell, ta, tb, double(p.crossing_tolerance));
+      if (found < never<double>()) return found;
+    }
+    return never<double>();
+  }
+
+  // The crossing inside the dense-output step [ta, tb], or never. The scan's sample points come
+  // from the bound, so c stays below theta between them.
+  template <class Stepper>
+  static double crossing_in_step(Stepper& stepper, const Cell::Unit& cell, double ta, double tb,
+                                 double tolerance) {
+    State x;
+    auto c_at = [&](double t) {
+      stepper.calc_state(t, x);
+      return x[0];
+    };
+    double t = ta, c = c_at(ta);
+    // A bound that creeps (grazing: the true slope far below the bound's) still moves at least
+    // this much per sample; 4096 samples of a step are far finer than its error control.
+    const double least_move = (tb - ta) / 4096;
+    while (c < cell.theta) {
+      double next = cell.earliest_possible_crossing(c, t, tb);
+      if (next == never<double>()) return never<double>();
+      next = std::min(tb, std::max(next, t + least_move));
+      const double c_next = c_at(next);
+      if (c_next >= cell.theta) return root(c_at, cell.theta, t, next, c, c_next, tolerance);
+      if (next >= tb) return never<double>();
+      t = next;
+      c = c_next;
+    }
+    return t;
+  }
+
+  // c(t) = theta on [lo, hi], c(lo) < theta <= c(hi): TOMS 748 to `tolerance` ms; the upper
+  // end of the final bracket (where c has reached theta).
+  template <class F>
+  static double root(F&& c_at, double theta, double lo, double hi, double c_lo, double c_hi,
+                     double tolerance) {
+    if (c_hi == theta) return hi;
+    std::uintmax_t iterations = 200;
+    const auto bracket = boost::math::tools::toms748_solve(
+        [&](double t) { return c_at(t) - theta; }, lo, hi, c_lo - theta, c_hi - theta,
+        [tolerance](double a, double b) { return std::abs(b - a) <= tolerance; }, iterations);
+    return bracket.second;
+  }
+
+  const Params* p_;
+  Array a_u_, a_r_, a_z_, c_;  // state at t_last_
+  Scalar t_last_ = 0;
+  Array crossing_;
+  Scalar earliest_time_ = never<Scalar>();
+  Index earliest_unit_ = 0;
+  bool dirty_ = true;
+};
+
+}  // namespace egret
