@@ -14,6 +14,7 @@
 // one of them. Events bring every unit to their time, as in the dense layer.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <boost/math/tools/toms748_solve.hpp>
 #include <boost/numeric/odeint.hpp>
@@ -44,6 +45,8 @@ class ExpKernelEgruUnits {
   explicit ExpKernelEgruUnits(const Params& p) : p_(&p) {
     const Index n = p.units();
     for (Array* v : {&a_u_, &a_r_, &a_z_, &c_, &crossing_}) v->resize(n);
+    bound_.resize(n);
+    resolved_.assign(static_cast<std::size_t>(n), false);
   }
 
   void reset(const Params& p) {
@@ -74,7 +77,7 @@ class ExpKernelEgruUnits {
   // Every unit's c integrated to t and its pre-activations relaxed to t.
   void begin_time(Scalar t, const Params& p) {
     if (t == t_last_) return;
-    for (Index m = 0; m < units(); ++m) c_[m] = static_cast<Scalar>(integrate(m, p, double(t)));
+    integrate_all(p, double(t));
     const double dt = double(t - t_last_);
     for (Index m = 0; m < units(); ++m) {
       a_u_[m] = static_cast<Scalar>(Cell::relaxed(a_u_[m], p.b_u[m], dt, double(p.tau_s)));
@@ -95,27 +98,52 @@ class ExpKernelEgruUnits {
     dirty_ = true;
   }
 
-  // Every unit's next crossing (searched on the dense output) and the earliest.
+  // The earliest next crossing. Every unit gets a cheap lower bound on its crossing time
+  // (ExpKernelEgruCell::Unit::earliest_possible_crossing_ever); units are then searched on the
+  // dense output in the order of their bounds, until the next bound lies beyond the earliest
+  // crossing found. The others keep their bound (resolved_ false): any event before it changes
+  // their state anyway, and crossing_times() resolves them when asked.
   void settle(const Params& p) {
     if (!dirty_) return;
-    for (Index m = 0; m < units(); ++m)
-      crossing_[m] = static_cast<Scalar>(next_crossing_time(m, p));
+    const Index n = units();
+    order_.resize(static_cast<std::size_t>(n));
+    for (Index m = 0; m < n; ++m) {
+      order_[static_cast<std::size_t>(m)] = m;
+      bound_[m] = unit(m, p).earliest_possible_crossing_ever(double(c_[m]), double(t_last_));
+      resolved_[static_cast<std::size_t>(m)] = false;
+    }
+    std::sort(order_.begin(), order_.end(), [&](Index a, Index b) {
+      return bound_[a] < bound_[b] || (bound_[a] == bound_[b] && a < b);
+    });
+    double best = never<double>();
+    for (const Index m : order_) {
+      if (bound_[m] > best) break;  // its crossing, if any, comes after the earliest
+      resolve(m, p);
+      best = std::min(best, double(crossing_[m]));
+    }
     earliest_unit_ = 0;
-    for (Index m = 1; m < units(); ++m)
-      if (crossing_[m] < crossing_[earliest_unit_]) earliest_unit_ = m;
-    earliest_time_ = crossing_[earliest_unit_];
+    earliest_time_ = never<Scalar>();
+    for (Index m = 0; m < n; ++m) {
+      if (resolved_[static_cast<std::size_t>(m)] && crossing_[m] < earliest_time_) {
+        earliest_time_ = crossing_[m];
+        earliest_unit_ = m;
+      }
+    }
     dirty_ = false;
   }
 
   Index earliest_unit() const { return earliest_unit_; }
   Scalar earliest_time() const { return earliest_time_; }
+  // An unresolved unit's bound exceeds the earliest crossing, so it cannot cross at t.
   void units_crossing_at(Scalar t, const Params& p, std::vector<Index>& out) {
     settle(p);
     for (Index m = 0; m < units(); ++m)
-      if (crossing_[m] == t) out.push_back(m);
+      if (resolved_[static_cast<std::size_t>(m)] && crossing_[m] == t) out.push_back(m);
   }
   const Array& crossing_times(const Params& p) {
     settle(p);
+    for (Index m = 0; m < units(); ++m)
+      if (!resolved_[static_cast<std::size_t>(m)]) resolve(m, p);
     return crossing_;
   }
 
@@ -132,6 +160,11 @@ class ExpKernelEgruUnits {
  private:
   using State = std::array<double, 1>;
 
+  void resolve(Index m, const Params& p) {
+    crossing_[m] = static_cast<Scalar>(next_crossing_time(m, p));
+    resolved_[static_cast<std::size_t>(m)] = true;
+  }
+
   Cell::Unit unit(Index m, const Params& p) const {
     return {double(t_last_),  double(a_u_[m]), double(a_z_[m]), double(p.b_u[m]),
             double(p.b_z[m]), double(p.tau_s), double(p.tau_m), double(p.theta[m])};
@@ -141,6 +174,32 @@ class ExpKernelEgruUnits {
   }
   static double initial_step(const Cell::Unit& cell) {
     return 1e-3 * std::min(cell.tau_m, cell.tau_s);
+  }
+
+  // Every unit's c from t_last to t, as one vector ODE: the relaxation factor exp(-dt/tau_s)
+  // is shared, and the gates are computed for all units at once (Eigen's vectorised exp).
+  void integrate_all(const Params& p, double t) {
+    using Vec = Eigen::ArrayXd;
+    const Index n = units();
+    all_c_.resize(static_cast<std::size_t>(n));
+    for (Index m = 0; m < n; ++m) all_c_[static_cast<std::size_t>(m)] = double(c_[m]);
+    const Vec a_u0 = a_u_.template cast<double>(), a_z0 = a_z_.template cast<double>();
+    const Vec b_u = p.b_u.array().template cast<double>(),
+              b_z = p.b_z.array().template cast<double>();
+    const double t0 = double(t_last_), tau_s = double(p.tau_s), tau_m = double(p.tau_m);
+    Vec u(n), z(n);
+    auto rhs = [&](const std::vector<double>& x, std::vector<double>& dxdt, double time) {
+      const double e = std::exp(-(time - t0) / tau_s);
+      Cell::gates(b_u + (a_u0 - b_u) * e, b_z + (a_z0 - b_z) * e, u, z);
+      const Eigen::Map<const Vec> c(x.data(), n);
+      Eigen::Map<Vec>(dxdt.data(), n) = u * (z - c) / tau_m;
+    };
+    const double tol = double(p.ode_tolerance);
+    boost::numeric::odeint::integrate_adaptive(
+        boost::numeric::odeint::make_controlled(
+            tol, tol, boost::numeric::odeint::runge_kutta_dopri5<std::vector<double>>()),
+        rhs, all_c_, t0, t, 1e-3 * std::min(tau_m, tau_s));
+    for (Index m = 0; m < n; ++m) c_[m] = static_cast<Scalar>(all_c_[static_cast<std::size_t>(m)]);
   }
 
   // c of unit m at t >= t_last, integrated from its state at t_last.
@@ -221,7 +280,11 @@ class ExpKernelEgruUnits {
   const Params* p_;
   Array a_u_, a_r_, a_z_, c_;  // state at t_last_
   Scalar t_last_ = 0;
-  Array crossing_;
+  Array crossing_;        // of the resolved units
+  Eigen::ArrayXd bound_;  // every unit's lower bound on its crossing time
+  std::vector<bool> resolved_;
+  std::vector<Index> order_;   // units by bound, for settle()
+  std::vector<double> all_c_;  // integrate_all's state
   Scalar earliest_time_ = never<Scalar>();
   Index earliest_unit_ = 0;
   bool dirty_ = true;

@@ -42,6 +42,16 @@ struct ExpKernelEgruCell : EgruGates<double> {  // integrated in double whatever
       return c < theta && std::max(z(t), candidate(b_z)) <= theta;
     }
 
+    // The earliest time after t at which c (= c at t) can reach theta, over [t, infinity): the
+    // bound below with the gates' extremes over the whole relaxation (at t or in the limit).
+    double earliest_possible_crossing_ever(double c, double t) const {
+      if (c >= theta) return t;
+      const double z_max = std::max(z(t), candidate(b_z));
+      if (z_max <= theta) return std::numeric_limits<double>::infinity();
+      const double u_max = std::max(u(t), sigmoid(b_u));
+      return t + (tau_m / u_max) * std::log1p((theta - c) / (z_max - theta));
+    }
+
     // The earliest time in [t, t1] at which c (= c at t) can reach theta, or infinity if it
     // cannot before t1. On [t, t1] the gates are monotone, so z <= z_max and u <= u_max with
     // both at the ends; while c < z_max, dc/dt <= u_max (z_max - c) / tau_m, whose solution
