@@ -9,7 +9,8 @@
 //   * a sample at or above theta brackets the crossing, which Boost.Math's TOMS 748 then finds
 //     on the dense output to `crossing_tolerance` (ms);
 //   * a unit stops being searched when its c is below theta and its z can no longer exceed
-//     theta (it never crosses), or after `kHorizonTimeConstants` of the slower time constant.
+//     theta (it never crosses), or, after 40 tau_s, when its gates equal their biases: the rest
+//     is the box kernel's closed form.
 // Same interface as DenseEgruUnits (continuous_egru_dense_units.hpp); ContinuousEgruLayer holds
 // one of them. Events bring every unit to their time, as in the dense layer.
 #pragma once
@@ -37,9 +38,10 @@ class ExpKernelEgruUnits {
   using Array = typename BoxEgruCell<Scalar>::Array;
   using Params = ContinuousEgruParams<Scalar>;
   using Cell = ExpKernelEgruCell;
-  // A unit that has not crossed after this many of its slowest time constant (tau_m, tau_s)
-  // has settled at its fixed point; searching on would find nothing new.
-  static constexpr double kHorizonTimeConstants = 200;
+  // After this many tau_s the relaxation factor exp(-t / tau_s) < 4e-18: the gates equal their
+  // biases in double, the flow is the box kernel's with constant gates, and the rest of the
+  // search is its closed form (BoxEgruCell::time_to_crossing).
+  static constexpr double kSettledTimeConstants = 40;
 
   // `p` outlives the units (the layer holds both).
   explicit ExpKernelEgruUnits(const Params& p) : p_(&p) {
@@ -221,20 +223,22 @@ class ExpKernelEgruUnits {
     const double c0 = double(c_[m]), t0 = double(t_last_);
     if (c0 >= cell.theta) return t0;  // only through rounding: c is continuous
     if (cell.never_crosses_after(c0, t0)) return never<double>();
-    const double horizon = t0 + kHorizonTimeConstants * std::max(cell.tau_m, cell.tau_s);
+    const double settled = t0 + kSettledTimeConstants * cell.tau_s;
     const double tol = double(p.ode_tolerance);
     auto stepper = boost::numeric::odeint::make_dense_output(
         tol, tol, boost::numeric::odeint::runge_kutta_dopri5<State>());
     stepper.initialize(State{c0}, t0, initial_step(cell));
     const auto rhs = system(cell);
-    while (stepper.current_time() < horizon) {
+    while (stepper.current_time() < settled) {
       const double c_start = stepper.current_state()[0];
-      if (cell.never_crosses_after(c_start, stepper.current_time())) break;
+      if (cell.never_crosses_after(c_start, stepper.current_time())) return never<double>();
       const auto [ta, tb] = stepper.do_step(rhs);
       const double found = crossing_in_step(stepper, cell, ta, tb, double(p.crossing_tolerance));
       if (found < never<double>()) return found;
     }
-    return never<double>();
+    const double t = stepper.current_time(), c = stepper.current_state()[0];
+    return t + BoxEgruCell<double>::time_to_crossing(
+                   c, Cell::sigmoid(cell.b_u), Cell::candidate(cell.b_z), cell.theta, cell.tau_m);
   }
 
   // The crossing inside the dense-output step [ta, tb], or never. The scan's sample points come

@@ -228,3 +228,50 @@ def test_a_crossing_inside_one_integration_step_is_not_missed(margin):
     assert len(quiet.simulate(np.array([1.0]), np.array([0]), end_time=5.0)["time"]) == 0
     print(f"margin {margin}: above theta for {2 * (t_peak - t_cross) * 1e3:.3g} us, crossing "
           f"time error {abs(got['time'][0] - t_cross):.1e} ms")
+
+
+def test_a_late_crossing_after_the_gates_have_settled():
+    """A slow unit (u = sigmoid(-3), z settling at tanh(0.32) just above theta = 0.3) crosses
+    after about 73 ms, long after its gates settled (tau_s = 0.1 ms): the search ends in the box
+    kernel's closed form, which must agree with solve_ivp integrating all the way."""
+    cfg = {"precision": "double", "input_channels": 1,
+           "layers": [{"type": "continuous_egru", "units": 1, "gate_kernel": "exp",
+                       "tau_s": 0.1, "tau_m": 1.0, "window_input": "inf",
+                       "params": {"b_u": -3.0, "b_r": 0.0, "b_z": 0.32, "U_u": [[2.0]],
+                                  "U_r": [[0.0]], "U_z": [[-1.0]], "V_u": [[0.0]],
+                                  "V_r": [[0.0]], "V_z": [[0.0]], "theta": 0.3}}]}
+    got = egret.Network(json.dumps(cfg)).simulate(np.array([0.5]), np.array([0]), end_time=200.0)
+
+    def rhs(t, y):  # y = [a_u, a_z, c]
+        return [(-3.0 - y[0]) / 0.1, (0.32 - y[1]) / 0.1,
+                sigmoid(y[0]) * (np.tanh(y[1]) - y[2]) / 1.0]
+    first = solve_ivp(rhs, (0.0, 0.5), [-3.0, 0.32, 0.0], method="DOP853", rtol=1e-12, atol=1e-12)
+    y = first.y[:, -1] + np.array([2.0, -1.0, 0.0])  # the input at 0.5 ms
+    crossing = lambda t, y: y[2] - 0.3  # noqa: E731
+    crossing.terminal, crossing.direction = True, 1.0
+    sol = solve_ivp(rhs, (0.5, 200.0), y, method="DOP853", rtol=1e-12, atol=1e-12,
+                    events=[crossing])
+    expected = sol.t_events[0]
+    assert len(expected) == 1 and expected[0] > 0.5 + 40 * 0.1
+    assert len(got["time"]) >= 1
+    assert abs(got["time"][0] - expected[0]) < 1e-8, got["time"][0] - expected[0]
+
+
+def test_float_runs_follow_double_and_extreme_tolerances_finish():
+    """The exp kernel integrates in double whatever the run's precision: a float run fires the
+    same units at times within float rounding of the double run. The tightest tolerance the
+    configuration accepts (1e-15) and a loose one (1e-3) both finish with the same events."""
+    def run(precision, tolerance):
+        cfg = {"precision": precision, "seed": 3, "input_channels": 4,
+               "layers": [layer_config(20, 6.0, (1.5, 2.5), 0.0)]}
+        cfg["layers"][0]["ode_tolerance"] = tolerance
+        rng = np.random.default_rng(3)
+        t = np.sort(rng.uniform(0, 40, 40))
+        return egret.Network(json.dumps(cfg)).simulate(t, rng.integers(0, 4, 40),
+                                                       rng.uniform(0.5, 1.5, 40), end_time=40.0)
+    double = run("double", 1e-12)
+    assert len(double["time"]) > 50
+    for other, tolerance in ((run("float", 1e-12), 1e-5), (run("double", 1e-15), 1e-9),
+                             (run("double", 1e-3), 1e-3)):
+        np.testing.assert_array_equal(other["unit"], double["unit"])
+        np.testing.assert_allclose(other["time"], double["time"], rtol=0, atol=tolerance)
