@@ -275,3 +275,4 @@ def test_float_runs_follow_double_and_extreme_tolerances_finish():
                              (run("double", 1e-3), 1e-3)):
         np.testing.assert_array_equal(other["unit"], double["unit"])
         np.testing.assert_allclose(other["time"], double["time"], rtol=0, atol=tolerance)
+
