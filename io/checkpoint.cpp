@@ -12,8 +12,9 @@
 namespace egret {
 namespace {
 
-// 3: layers' settings may have legacy values (io/network_config.hpp with_legacy_settings):
-// continuous EGRUs without "self_recurrence" were trained with it. 2 is read with those values.
+// 3: a family key may name the value a configuration saved before the key existed implies
+// (SettingKey::legacy_value); version 2 is read with those values filled in
+// (io/network_config.hpp with_legacy_settings). docs/formats.md lists them.
 constexpr std::int64_t kCheckpointVersion = 3;
 constexpr std::int64_t kOldestReadableVersion = 2;
 constexpr const char* kIntegrityTable = "egret_integrity";

@@ -16,9 +16,10 @@ double sig(double a) {
   return 1.0 / (1.0 + std::exp(-a));
 }
 
-TEST(HandNetwork, ThreeUnitsJumps) {
-  P p = P::zeros(3, 1, 0.5);  // theta = 0.5 for all units
-  p.self_recurrence = true;
+// The hand network: theta = 0.5 for all units; unit 0's own weight V_z[0,0] = v_z00.
+P three_units(bool self_recurrence, double v_z00) {
+  P p = P::zeros(3, 1, 0.5);
+  p.self_recurrence = self_recurrence;
   p.tau_m = 1.0;
   p.tau_o = 2.0;
   p.b_z << 0.5, 0, 0;
@@ -27,7 +28,12 @@ TEST(HandNetwork, ThreeUnitsJumps) {
   p.U_z.col(0) << 0.5, 0, 0.1;
   p.V_u.col(0) << 0, 1, 2;
   p.V_r.col(0) << 0, 0, 1;
-  p.V_z.col(0) << 0.4, 0.8, 0;
+  p.V_z.col(0) << v_z00, 0.8, 0;
+  return p;
+}
+
+TEST(HandNetwork, ThreeUnitsJumps) {
+  const P p = three_units(true, 0.4);
 
   // Before the input: u = 0.5 everywhere, z_0 = tanh(0.5) = 0.462 < theta: nobody fires.
   // Input at t = 1, channel 0, x = 2:  a_u = (1, 0, -1), a_r = (0, 0.5, 0), a_z = (1.5, 0, 0.2).
@@ -99,17 +105,8 @@ TEST(HandNetwork, ThreeUnitsJumps) {
 // with the period (1/sigmoid(1)) ln(tanh 1.5 / (tanh 1.5 - 0.5)); the other units' jumps are
 // those above.
 TEST(HandNetwork, SendersOwnPreactivationsDoNotJumpWithoutSelfRecurrence) {
-  P p = P::zeros(3, 1, 0.5);
-  p.tau_m = 1.0;
-  p.tau_o = 2.0;
-  p.b_z << 0.5, 0, 0;
-  p.U_u.col(0) << 0.5, 0, -0.5;
-  p.U_r.col(0) << 0, 0.25, 0;
-  p.U_z.col(0) << 0.5, 0, 0.1;
-  p.V_u.col(0) << 0, 1, 2;
-  p.V_r.col(0) << 0, 0, 1;
-  p.V_z.col(0) << 0, 0.8, 0;
-  EXPECT_FALSE(p.self_recurrence);
+  P p = three_units(false, 0.0);
+  EXPECT_FALSE(P::zeros(3, 1, 0.5).self_recurrence);  // the default
 
   const double c0_at_1 = std::tanh(0.5) * (1 - std::exp(-0.5));
   const double s0 =
