@@ -10,7 +10,9 @@
 //     on the dense output to `crossing_tolerance` (ms);
 //   * a unit stops being searched when its c is below theta and its z can no longer exceed
 //     theta (it never crosses), or, after 40 tau_s, when its gates equal their biases: the rest
-//     is the box kernel's closed form.
+//     is the box kernel's closed form, or at the end of the run (set_search_end): a crossing
+//     after it is reported as never. Without that end, a tau_s far above tau_m would make the
+//     search step through 40 tau_s at the explicit stepper's stable step, about tau_m.
 // Same interface as DenseEgruUnits (continuous_egru_dense_units.hpp); ContinuousEgruLayer holds
 // one of them. Events bring every unit to their time, as in the dense layer.
 #pragma once
@@ -60,6 +62,9 @@ class ExpKernelEgruUnits {
     dirty_ = true;
     settle(p);
   }
+
+  // Crossings after end_time are never asked for (Layer::set_end_time); infinity: none.
+  void set_search_end(Scalar end_time) { search_end_ = double(end_time); }
 
   Index units() const { return c_.size(); }
   Scalar a_r(Index m) const { return a_r_[m]; }
@@ -224,18 +229,20 @@ class ExpKernelEgruUnits {
     if (c0 >= cell.theta) return t0;  // only through rounding: c is continuous
     if (cell.never_crosses_after(c0, t0)) return never<double>();
     const double settled = t0 + kSettledTimeConstants * cell.tau_s;
+    const double search_end = std::min(settled, search_end_);
     const double tol = double(p.ode_tolerance);
     auto stepper = boost::numeric::odeint::make_dense_output(
         tol, tol, boost::numeric::odeint::runge_kutta_dopri5<State>());
     stepper.initialize(State{c0}, t0, initial_step(cell));
     const auto rhs = system(cell);
-    while (stepper.current_time() < settled) {
+    while (stepper.current_time() < search_end) {
       const double c_start = stepper.current_state()[0];
       if (cell.never_crosses_after(c_start, stepper.current_time())) return never<double>();
       const auto [ta, tb] = stepper.do_step(rhs);
       const double found = crossing_in_step(stepper, cell, ta, tb, double(p.crossing_tolerance));
       if (found < never<double>()) return found;
     }
+    if (search_end < settled) return never<double>();  // past the end of the run
     const double t = stepper.current_time(), c = stepper.current_state()[0];
     return t + BoxEgruCell<double>::time_to_crossing(
                    c, Cell::sigmoid(cell.b_u), Cell::candidate(cell.b_z), cell.theta, cell.tau_m);
@@ -292,6 +299,7 @@ class ExpKernelEgruUnits {
   Scalar earliest_time_ = never<Scalar>();
   Index earliest_unit_ = 0;
   bool dirty_ = true;
+  double search_end_ = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace egret

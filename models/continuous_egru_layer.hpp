@@ -82,6 +82,11 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     });
   }
 
+  // Only the exp kernel's search costs enough to stop at the end of the run.
+  void set_end_time(Scalar end_time) override {
+    if (auto* u = std::get_if<ExpKernelEgruUnits<Scalar>>(&units_)) u->set_search_end(end_time);
+  }
+
   // Every unit whose crossing time is exactly t fires, synchronously: each sends y = theta with
   // its reset gate r_n(t-) read before any of the simultaneous jumps, so the result does not
   // depend on the order of units.

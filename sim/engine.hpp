@@ -106,6 +106,7 @@ class EventLoop {
     for (Index l = 0; l < layers_; ++l) {
       Layer<Scalar>& layer = net_.layer(l);
       layer.set_tape_recording({tape_ != nullptr, options_.tape_checkpoint_every});
+      layer.set_end_time(options_.end_time);
       layer.reset();
       result_.layers[l].units = layer.units();
       result_.layers[l].clocked = layer.clocked();

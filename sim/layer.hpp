@@ -124,6 +124,9 @@ class Layer {
   virtual void release(const Event<Scalar>& event) = 0;
 
   virtual InternalEvent<Scalar> next_internal_event() const = 0;
+  // The run ends at end_time (told before reset()): an internal event after it is never asked
+  // for, so a layer whose search for it is costly may stop there and report it as never.
+  virtual void set_end_time(Scalar /*end_time*/) {}
 
   // Handle the internal event(s) at time t (every unit whose crossing is at t, or the tick at
   // t); append what the units emit, in unit order.

@@ -257,6 +257,31 @@ def test_a_late_crossing_after_the_gates_have_settled():
     assert abs(got["time"][0] - expected[0]) < 1e-8, got["time"][0] - expected[0]
 
 
+def test_with_an_endless_tau_s_the_exp_kernel_is_the_box_kernel():
+    """With tau_s = 1e12 ms the gates do not relax within the 40 ms run (they move by 4e-11 of
+    their distance to the bias): the exp kernel must fire the box kernel's events, with the same
+    parameters, two layers, finite and infinite windows. The crossing search stops at the end
+    of the run; before it did, a unit whose bias alone would lift z above theta made the search
+    step through 40 tau_s at the stepper's stable step (about tau_m) and never finished."""
+    layers = [layer_config(8, 1e12, (2.0, "inf"), 0.0), layer_config(5, 1e12, ("inf", 3.0), 0.5)]
+    exp_cfg = {"precision": "double", "seed": 11, "input_channels": 4, "layers": layers}
+    box_cfg = json.loads(json.dumps(exp_cfg))
+    for lc in box_cfg["layers"]:
+        del lc["gate_kernel"], lc["tau_s"]
+    exp_net, box_net = egret.Network(json.dumps(exp_cfg)), egret.Network(json.dumps(box_cfg))
+    values = exp_net.parameters()
+    box_net.set_parameters({k: v for k, v in values.items() if not k.endswith("tau_s")})
+    rng = np.random.default_rng(11)
+    t = np.sort(rng.uniform(0, 40, 40))
+    ch, v = rng.integers(0, 4, 40), rng.uniform(0.5, 1.5, 40)
+    got = exp_net.simulate(t, ch, v, end_time=40.0)
+    want = box_net.simulate(t, ch, v, end_time=40.0)
+    assert len(want["time"]) >= 15, "too quiet to be a test"
+    np.testing.assert_array_equal(got["layer"], want["layer"])
+    np.testing.assert_array_equal(got["unit"], want["unit"])
+    np.testing.assert_allclose(got["time"], want["time"], rtol=0, atol=1e-9)
+
+
 def test_float_runs_follow_double_and_extreme_tolerances_finish():
     """The exp kernel integrates in double whatever the run's precision: a float run fires the
     same units at times within float rounding of the double run. The tightest tolerance the
