@@ -31,6 +31,7 @@
 #include "models/continuous_egru_columns.hpp"
 #include "models/continuous_egru_params.hpp"
 #include "models/exp_kernel_egru_cell.hpp"
+#include "models/exp_kernel_egru_flow.hpp"
 
 namespace egret {
 
@@ -85,12 +86,9 @@ class ExpKernelEgruUnits {
   void begin_time(Scalar t, const Params& p) {
     if (t == t_last_) return;
     integrate_all(p, double(t));
-    const double dt = double(t - t_last_);
-    for (Index m = 0; m < units(); ++m) {
-      a_u_[m] = static_cast<Scalar>(Cell::relaxed(a_u_[m], p.b_u[m], dt, double(p.tau_s)));
-      a_r_[m] = static_cast<Scalar>(Cell::relaxed(a_r_[m], p.b_r[m], dt, double(p.tau_s)));
-      a_z_[m] = static_cast<Scalar>(Cell::relaxed(a_z_[m], p.b_z[m], dt, double(p.tau_s)));
-    }
+    ExpKernelEgruFlow::relax(a_u_, p.b_u, t - t_last_, p.tau_s);
+    ExpKernelEgruFlow::relax(a_r_, p.b_r, t - t_last_, p.tau_s);
+    ExpKernelEgruFlow::relax(a_z_, p.b_z, t - t_last_, p.tau_s);
     t_last_ = t;
     dirty_ = true;
   }
@@ -159,8 +157,10 @@ class ExpKernelEgruUnits {
     for (Index m = 0; m < units(); ++m)
       c_out[m] = static_cast<Scalar>(integrate(m, *p_, double(t)));
   }
+  // [c; a_u; a_z; a_r]: the exp kernel's adjoint needs a_r too (its relaxation feeds the
+  // gradients of b_r and tau_s).
   void append_state_now(Scalar, std::vector<Scalar>& out) const {
-    for (const Array* a : {&c_, &a_u_, &a_z_})
+    for (const Array* a : {&c_, &a_u_, &a_z_, &a_r_})
       out.insert(out.end(), a->data(), a->data() + a->size());
   }
 
@@ -183,30 +183,11 @@ class ExpKernelEgruUnits {
     return 1e-3 * std::min(cell.tau_m, cell.tau_s);
   }
 
-  // Every unit's c from t_last to t, as one vector ODE: the relaxation factor exp(-dt/tau_s)
-  // is shared, and the gates are computed for all units at once (Eigen's vectorised exp).
+  // Every unit's c from t_last to t, as one vector ODE (exp_kernel_egru_flow.hpp): the
+  // relaxation factor exp(-dt/tau_s) is shared, and the gates are computed for all units at once.
   void integrate_all(const Params& p, double t) {
-    using Vec = Eigen::ArrayXd;
-    const Index n = units();
-    all_c_.resize(static_cast<std::size_t>(n));
-    for (Index m = 0; m < n; ++m) all_c_[static_cast<std::size_t>(m)] = double(c_[m]);
-    const Vec a_u0 = a_u_.template cast<double>(), a_z0 = a_z_.template cast<double>();
-    const Vec b_u = p.b_u.array().template cast<double>(),
-              b_z = p.b_z.array().template cast<double>();
-    const double t0 = double(t_last_), tau_s = double(p.tau_s), tau_m = double(p.tau_m);
-    Vec u(n), z(n);
-    auto rhs = [&](const std::vector<double>& x, std::vector<double>& dxdt, double time) {
-      const double e = std::exp(-(time - t0) / tau_s);
-      Cell::gates(b_u + (a_u0 - b_u) * e, b_z + (a_z0 - b_z) * e, u, z);
-      const Eigen::Map<const Vec> c(x.data(), n);
-      Eigen::Map<Vec>(dxdt.data(), n) = u * (z - c) / tau_m;
-    };
-    const double tol = double(p.ode_tolerance);
-    boost::numeric::odeint::integrate_adaptive(
-        boost::numeric::odeint::make_controlled(
-            tol, tol, boost::numeric::odeint::runge_kutta_dopri5<std::vector<double>>()),
-        rhs, all_c_, t0, t, 1e-3 * std::min(tau_m, tau_s));
-    for (Index m = 0; m < n; ++m) c_[m] = static_cast<Scalar>(all_c_[static_cast<std::size_t>(m)]);
+    ExpKernelEgruFlow::integrate_c(p, c_, a_u_, a_z_, double(t_last_), t, all_c_,
+                                   ExpKernelEgruFlow::Unobserved{});
   }
 
   // c of unit m at t >= t_last, integrated from its state at t_last.

@@ -18,6 +18,7 @@
 #include "models/continuous_egru_adjoint.hpp"
 #include "models/continuous_egru_columns.hpp"
 #include "models/continuous_egru_dense_units.hpp"
+#include "models/continuous_egru_exp_adjoint.hpp"
 #include "models/continuous_egru_exp_units.hpp"
 #include "models/continuous_egru_params.hpp"
 #include "models/continuous_egru_sparse_units.hpp"
@@ -157,14 +158,13 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
 
   std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
     if (p_->gate_kernel == GateKernel::kExp)
-      throw std::invalid_argument(
-          "continuous_egru layer: gradients of the exp gate kernel are not available yet (its "
-          "adjoint is issue 15 item 2); train with \"gate_kernel\": \"box\"");
+      return std::make_unique<ExpKernelEgruAdjoint<Scalar>>(p_);
     return std::make_unique<ContinuousEgruAdjoint<Scalar>>(p_);
   }
-  // The tape keeps the state [c; a_u; a_z] right after every K-th step of the layer (the first
-  // included); the adjoint recomputes the steps in between forward from these checkpoints
-  // (continuous_egru_replay.hpp). a_r is not needed: each emission's reset gate is on the tape.
+  // The tape keeps the state [c; a_u; a_z] (exp kernel: [c; a_u; a_z; a_r]) right after every
+  // K-th step of the layer (the first included); the adjoint recomputes the steps in between
+  // forward from these checkpoints (continuous_egru_replay.hpp). The box kernel needs no a_r:
+  // each emission's reset gate is on the tape, and its a_r does not flow.
   void set_tape_recording(const TapeSettings& s) override {
     checkpoint_every_ = s.checkpoint_every > 0 ? s.checkpoint_every : auto_checkpoint_every();
     steps_to_checkpoint_ = 0;
@@ -176,7 +176,8 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
   // About kCheckpointBytesPerStep of checkpoint per step, whatever the size of the layer.
   std::int64_t auto_checkpoint_every() const {
-    const auto bytes = static_cast<std::int64_t>(3 * units() * Index(sizeof(Scalar)));
+    const auto bytes = static_cast<std::int64_t>(ContinuousEgruReplay<Scalar>::state_width(*p_) *
+                                                 Index(sizeof(Scalar)));
     return std::max<std::int64_t>(1,
                                   (bytes + kCheckpointBytesPerStep - 1) / kCheckpointBytesPerStep);
   }

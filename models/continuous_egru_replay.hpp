@@ -1,11 +1,12 @@
 // The forward state of a continuous EGRU layer after any of its steps, for the backward pass.
-// The forward pass keeps the state [c; a_u; a_z] only after every K-th step of the layer (the
-// checkpoints, continuous_egru_layer.hpp), so the tape holds per event only what cannot be
-// recomputed cheaply (time, unit or channel, value, reset gate). The adjoint asks for states
-// latest first; a request before the current segment recomputes the segment forward from its
-// checkpoint with the forward pass's own functions (the closed-form flow, the resets,
-// event_column / apply_column), so the recomputed state is bitwise the forward state. Each step is
-// recomputed once per backward pass; memory: one segment of K states.
+// The forward pass keeps the state [c; a_u; a_z] (exp kernel: [c; a_u; a_z; a_r]) only after
+// every K-th step of the layer (the checkpoints, continuous_egru_layer.hpp), so the tape holds per
+// event only what cannot be recomputed cheaply (time, unit or channel, value, reset gate). The
+// adjoint asks for states latest first; a request before the current segment recomputes the segment
+// forward from its checkpoint with the forward pass's own functions (the closed-form flow or the
+// exp kernel's ExpKernelEgruFlow, the resets, event_column / apply_column), so the recomputed state
+// is bitwise the forward state. Each step is recomputed once per backward pass; memory: one segment
+// of K states.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "models/box_egru_cell.hpp"
 #include "models/continuous_egru_columns.hpp"
 #include "models/continuous_egru_params.hpp"
+#include "models/exp_kernel_egru_flow.hpp"
 #include "sim/tape.hpp"
 
 namespace egret {
@@ -27,10 +29,16 @@ class ContinuousEgruReplay {
   using Cell = BoxEgruCell<Scalar>;
   using Array = typename Cell::Array;
 
-  // The state right after a step: c and the gate pre-activations a_u, a_z.
+  // The state right after a step: c and the gate pre-activations a_u, a_z (and a_r with the
+  // exp kernel; empty with the box kernel).
   struct State {
-    Array c, a_u, a_z;
+    Array c, a_u, a_z, a_r;
   };
+
+  // Entries of one checkpoint.
+  static Index state_width(const Params& p) {
+    return (p.gate_kernel == GateKernel::kExp ? 4 : 3) * p.units();
+  }
 
   // The layer's steps in forward order, and which of them carry a checkpoint.
   void begin(const Tape<Scalar>& tape, Index layer, const Params& p) {
@@ -44,11 +52,13 @@ class ContinuousEgruReplay {
     std::reverse(order_.begin(), order_.end());
     checkpoint_.assign(order_.size(), false);
     const auto& records = tape.step_states[static_cast<std::size_t>(layer)];
+    exp_ = p.gate_kernel == GateKernel::kExp;
+    const Index width = state_width(p);
     for (std::size_t i = 0; i < order_.size(); ++i) {
       const std::int64_t from = step(static_cast<Index>(i)).state;
       const std::int64_t to = i + 1 < order_.size() ? step(static_cast<Index>(i + 1)).state
                                                     : static_cast<std::int64_t>(records.size());
-      if (to - from != 0 && to - from != 3 * n_)
+      if (to - from != 0 && to - from != width)
         throw std::invalid_argument("continuous_egru adjoint: tape does not match the layer");
       checkpoint_[i] = to - from != 0;
     }
@@ -56,6 +66,7 @@ class ContinuousEgruReplay {
       throw std::invalid_argument("continuous_egru adjoint: the tape has no first checkpoint");
     for (Array* a : {&work_.c, &work_.a_u, &work_.a_z, &out_.c, &out_.a_u, &out_.a_z, &u_, &z_})
       a->resize(n_);
+    for (Array* a : {&work_.a_r, &out_.a_r}) a->resize(exp_ ? n_ : 0);
     segment_first_ = 0;
     segment_.clear();
   }
@@ -71,6 +82,7 @@ class ContinuousEgruReplay {
       out_.c = p_->c_init.array();
       out_.a_u = p_->b_u.array();
       out_.a_z = p_->b_z.array();
+      if (exp_) out_.a_r = p_->b_r.array();
       return out_;
     }
     if (i < segment_first_ || i >= segment_first_ + static_cast<Index>(segment_.size()))
@@ -87,6 +99,7 @@ class ContinuousEgruReplay {
     work_.c = Eigen::Map<const Array>(rec, n_);
     work_.a_u = Eigen::Map<const Array>(rec + n_, n_);
     work_.a_z = Eigen::Map<const Array>(rec + 2 * n_, n_);
+    if (exp_) work_.a_r = Eigen::Map<const Array>(rec + 3 * n_, n_);
     Scalar t_last = step(k).time;
     segment_first_ = k;
     segment_.resize(static_cast<std::size_t>(last - k + 1));
@@ -101,8 +114,7 @@ class ContinuousEgruReplay {
   // of the interval, the resets of the units that crossed, the step's weight columns.
   void apply_step(const TapeStep<Scalar>& st, Scalar& t_last) {
     if (st.time != t_last) {
-      Cell::gates(work_.a_u, work_.a_z, u_, z_);
-      Cell::advance(work_.c, u_, z_, st.time - t_last, p_->tau_m);
+      advance(t_last, st.time);
       t_last = st.time;
     }
     const TapeItem<Scalar>* items = tape_->items_of(st);
@@ -110,9 +122,23 @@ class ContinuousEgruReplay {
       for (std::int64_t k = 0; k < st.n_items; ++k) work_.c[items[k].index] = Cell::reset_state();
     for (std::int64_t k = 0; k < st.n_items; ++k) {
       const TapeItem<Scalar>& it = items[k];
-      apply_column(event_column(*p_, it.kind, it.index, it.value, it.aux), n_, work_.a_u, nullptr,
-                   work_.a_z);
+      apply_column(event_column(*p_, it.kind, it.index, it.value, it.aux), n_, work_.a_u,
+                   exp_ ? &work_.a_r : nullptr, work_.a_z);
     }
+  }
+
+  // The flow from t0 to t1 > t0, as the forward pass computed it.
+  void advance(Scalar t0, Scalar t1) {
+    if (!exp_) {
+      Cell::gates(work_.a_u, work_.a_z, u_, z_);
+      Cell::advance(work_.c, u_, z_, t1 - t0, p_->tau_m);
+      return;
+    }
+    ExpKernelEgruFlow::integrate_c(*p_, work_.c, work_.a_u, work_.a_z, double(t0), double(t1),
+                                   flow_work_, ExpKernelEgruFlow::Unobserved{});
+    ExpKernelEgruFlow::relax(work_.a_u, p_->b_u, t1 - t0, p_->tau_s);
+    ExpKernelEgruFlow::relax(work_.a_r, p_->b_r, t1 - t0, p_->tau_s);
+    ExpKernelEgruFlow::relax(work_.a_z, p_->b_z, t1 - t0, p_->tau_s);
   }
 
   const Tape<Scalar>* tape_ = nullptr;
@@ -124,6 +150,8 @@ class ContinuousEgruReplay {
   std::vector<State> segment_;  // states after steps segment_first_, segment_first_ + 1, ...
   State work_, out_;
   Array u_, z_;
+  bool exp_ = false;               // the exp gate kernel (else box)
+  std::vector<double> flow_work_;  // ExpKernelEgruFlow's
 };
 
 }  // namespace egret

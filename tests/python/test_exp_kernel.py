@@ -188,10 +188,64 @@ def test_exp_kernel_configuration_and_errors():
     bad["layers"][0]["connectivity"] = {"recurrent": 0.5}
     with pytest.raises(ValueError, match="not available with the exp gate kernel"):
         egret.Network(json.dumps(bad))
-    t, ch = np.array([1.0, 2.0]), np.array([0, 1])
-    s = egret.Sample(t, ch, np.ones(2), channels=2, end_time=5.0, readout_times=[5.0], labels=[0])
-    with pytest.raises(ValueError, match="exp gate kernel are not available yet"):
-        egret.Network(json.dumps({**base, "readout_classes": 2})).loss_and_gradient(s)
+
+
+def test_exp_kernel_gradient_from_python_equals_finite_differences():
+    """The exp kernel's adjoint (issue 15 item 2) through the Python module: tau_s and every
+    other scalar parameter, and sampled entries of each array, against central finite
+    differences of the forward pass (the C++ test AdjointFiniteDifference.ExpGateKernel covers
+    input times and values and more networks). Both integrations at tolerance 1e-15."""
+    layers = [layer_config(6, 3.0, (2.0, 3.0), 0.0), layer_config(4, 5.0, ("inf", 2.0), 0.5)]
+    for lc in layers:
+        lc["ode_tolerance"], lc["crossing_tolerance"] = 1e-15, 1e-13
+    cfg = json.dumps({"precision": "double", "seed": 5, "input_channels": 4,
+                      "readout_classes": 3, "layers": layers})
+    rng = np.random.default_rng(5)
+    t = np.sort(rng.uniform(0, 30, 30))
+    ch, v = rng.integers(0, 4, 30), rng.uniform(0.5, 1.5, 30)
+    s = egret.Sample(t, ch, v, channels=4, end_time=30.0, readout_times=[15.0, 30.0],
+                     labels=[1, 2])
+    net = egret.Network(cfg)
+    _, grad, _ = net.loss_and_gradient(s)
+    base = net.parameters()
+    reference = net.simulate(t, ch, v, end_time=30.0)
+    assert len(reference["time"]) >= 15, "too quiet to be a test"
+
+    def loss_at(name, idx, h):
+        p = {k: (np.array(x, copy=True) if not np.isscalar(x) else x) for k, x in base.items()}
+        if idx is None:
+            p[name] = p[name] + h
+        else:
+            p[name][idx] += h
+        q = egret.Network(cfg)
+        q.set_parameters(p)
+        same = np.array_equal(q.simulate(t, ch, v, end_time=30.0)["unit"], reference["unit"])
+        return q.loss_and_gradient(s)[0] if same else None
+
+    checked, worst = 0, 0.0
+    for name, value in base.items():
+        if np.isscalar(value):
+            entries = [None]
+        else:
+            entries = [tuple(rng.integers(0, n) for n in np.shape(value)) for _ in range(2)]
+        for idx in entries:
+            if ".V_" in name and idx[0] == idx[1]:
+                continue  # without self-recurrence the diagonal of V is no parameter
+            h = 1e-5 * max(1.0, abs(float(value if idx is None else value[idx])))
+            f = [loss_at(name, idx, d) for d in (h, -h, h / 2, -h / 2)]
+            if any(x is None for x in f):
+                continue
+            est = (4 * (f[2] - f[3]) / h - (f[0] - f[1]) / (2 * h)) / 3
+            g = grad[name] if idx is None else grad[name][idx]
+            # Relative; tiny entries absolutely, to the differences' own rounding noise.
+            noise = 64 * 2.2e-16 * max(1.0, abs(f[0])) / h
+            err = abs(g - est) / max(abs(g), abs(est), noise / 1e-5)
+            worst = max(worst, err)
+            checked += 1
+            assert err <= 1e-5, f"{name}{idx}: adjoint {g} vs finite difference {est}"
+    assert checked >= 40
+    assert grad["layer0.tau_s"] != 0.0 and grad["layer1.tau_s"] != 0.0
+    print(f"exp kernel from Python: {checked} entries, worst relative error {worst:.1e}")
 
 
 @pytest.mark.parametrize("margin", [1e-4, 1e-8])
