@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The exp gate kernel (c integrated by Odeint, crossings by root finding) against the box
 kernel (closed form), in the same process on the same input: one continuous EGRU layer of N
-units driven by Poisson input events, simulated forward. Reports the wall time per event
-(emissions, inputs and releases processed) and per simulated second, and the ratio exp / box.
+units driven by Poisson input events, simulated forward, and forward + backward (the exact
+gradient of a readout loss, 1 thread). Reports the wall time per event (emissions, inputs and
+releases processed) and per simulated second, and the ratios exp / box.
 
 The two kernels are different models, so their event counts differ; both are reported. The
 exp layer's biases are those of the box layer, so both fire at comparable rates.
@@ -27,7 +28,8 @@ def network(units, kernel, args):
     if kernel == "exp":
         layer.update(tau_s=args.tau_s, ode_tolerance=args.ode_tolerance)
     return egret.Network(json.dumps({"precision": args.precision, "seed": 1,
-                                     "input_channels": 64, "layers": [layer]}))
+                                     "input_channels": 64, "readout_classes": 2,
+                                     "layers": [layer]}))
 
 
 def timed(net, t, ch, v, end, reps):
@@ -37,6 +39,15 @@ def timed(net, t, ch, v, end, reps):
         result = net.simulate(t, ch, v, end_time=end)
         best = min(best, time.perf_counter() - start)
     return best, result
+
+
+def timed_gradient(net, sample, reps):
+    best = float("inf")
+    for _ in range(reps):
+        start = time.perf_counter()
+        net.loss_and_gradient(sample, threads=1)
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def main():
@@ -57,22 +68,26 @@ def main():
     v = rng.uniform(0.5, 1.5, count)
     print(f"{args.seconds} s simulated, {count} input events, precision {args.precision}, "
           f"tau_s {args.tau_s} ms, ode_tolerance {args.ode_tolerance}; best of {args.reps}")
-    print("| N | kernel | emissions | events processed | ms per simulated s | us per event | "
-          "exp / box per event | exp / box per simulated s |")
-    print("|---|---|---|---|---|---|---|---|")
+    sample = egret.Sample(t, ch, v, channels=64, end_time=end, readout_times=[end], labels=[0])
+    print("| N | kernel | emissions | events processed | forward: ms per simulated s | "
+          "us per event | exp / box per event | forward + backward: ms per simulated s | "
+          "us per event | exp / box per event |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for units in args.units:
         rows = {}
         for kernel in ("box", "exp"):
-            seconds, r = timed(network(units, kernel, args), t, ch, v, end, args.reps)
-            rows[kernel] = (seconds, len(r["time"]), r["events_processed"])
+            net = network(units, kernel, args)
+            seconds, r = timed(net, t, ch, v, end, args.reps)
+            both = timed_gradient(net, sample, args.reps)
+            rows[kernel] = (seconds, len(r["time"]), r["events_processed"], both)
+        box_fwd = rows["box"][0] / rows["box"][2]
+        box_both = rows["box"][3] / rows["box"][2]
         for kernel in ("box", "exp"):
-            seconds, emitted, processed = rows[kernel]
-            per_event = seconds / processed
-            ratio_event = per_event / (rows["box"][0] / rows["box"][2])
-            ratio_time = seconds / rows["box"][0]
+            seconds, emitted, processed, both = rows[kernel]
             print(f"| {units} | {kernel} | {emitted} | {processed} | "
-                  f"{1e3 * seconds / args.seconds:.1f} | {1e6 * per_event:.2f} | "
-                  f"{ratio_event:.1f}x | {ratio_time:.1f}x |")
+                  f"{1e3 * seconds / args.seconds:.1f} | {1e6 * seconds / processed:.2f} | "
+                  f"{seconds / processed / box_fwd:.1f}x | {1e3 * both / args.seconds:.1f} | "
+                  f"{1e6 * both / processed:.2f} | {both / processed / box_both:.1f}x |")
 
 
 if __name__ == "__main__":
