@@ -164,7 +164,7 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
       };
       odeint::integrate_adaptive(
           odeint::make_controlled(tol, tol, odeint::runge_kutta_dopri5<std::vector<double>>()), rhs,
-          y_, 0.0, h, h / 4);
+          y_, 0.0, h, h);
     }
   }
 
