@@ -74,8 +74,11 @@ void run(Index n, double fraction, double sim_ms, int reps) {
 int main(int argc, char** argv) {
   bool quick = false;
   Index only_n = 0;  // --n N: that size only (for profiling)
+  bool only_float = false, only_double = false;  // --float, --double: that precision only
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--float") == 0) only_float = true;
+    if (std::strcmp(argv[i], "--double") == 0) only_double = true;
     if (std::strcmp(argv[i], "--n") == 0 && i + 1 < argc) only_n = std::atoll(argv[++i]);
   }
   const double sim_ms = quick ? 100 : 1000;
@@ -86,8 +89,8 @@ int main(int argc, char** argv) {
       sim_ms, reps);
   for (Index n : {256, 1024, 4096}) {
     if (only_n > 0 && n != only_n) continue;
-    run<double>(n, 0.1, sim_ms, reps);
-    run<float>(n, 0.1, sim_ms, reps);
+    if (!only_float) run<double>(n, 0.1, sim_ms, reps);
+    if (!only_double) run<float>(n, 0.1, sim_ms, reps);
   }
   return 0;
 }

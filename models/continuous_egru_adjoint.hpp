@@ -24,19 +24,11 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
 
   explicit ContinuousEgruAdjoint(std::shared_ptr<const Params> p) : Base(std::move(p)) {}
 
-  void begin(const Tape<Scalar>& tape, Index layer) override {
-    Base::begin(tape, layer);
-    replay_.begin(tape, layer, *p_);
-    position_ = replay_.steps() - 1;
-  }
-
   Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
                           Scalar d_time) override {
     const Params& p = *p_;
-    const Index i = position_--;  // the layer's steps come latest first
-    if (i < 0 || &st != &replay_.step(i))
-      throw std::logic_error("continuous_egru adjoint: steps out of order");
-    const TapeStep<Scalar>* prev = i > 0 ? &replay_.step(i - 1) : nullptr;
+    const Index i = this->visit_step(st);
+    const TapeStep<Scalar>* prev = this->previous_step(i);
     Scalar g_step = d_time + pending_time_;
     if (!this->needs_flow(tape, st, prev)) {
       pending_time_ = 0;
@@ -80,6 +72,7 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   using Base::last_time_adjoint_;
   using Base::p_;
   using Base::pending_time_;
+  using Base::replay_;
 
   // The crossing time T = T_prev + dt*(c0, u, z, theta, tau_m) of unit m: its adjoint g goes to
   // the state of the previous step (returned: the extra adjoint of c0), the gates and the
@@ -113,8 +106,6 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     lam_c_.swap(lam_c0_);
   }
 
-  ContinuousEgruReplay<Scalar> replay_;  // the forward state after each step
-  Index position_ = 0;                   // the layer's step being visited (forward index)
   Array u_, z_, c_minus_, lam_u_gate_, lam_z_gate_, lam_c0_;  // scratch of one interval
 };
 

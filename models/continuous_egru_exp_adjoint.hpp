@@ -43,18 +43,10 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
 
   explicit ExpKernelEgruAdjoint(std::shared_ptr<const Params> p) : Base(std::move(p)) {}
 
-  void begin(const Tape<Scalar>& tape, Index layer) override {
-    Base::begin(tape, layer);
-    replay_.begin(tape, layer, *p_);
-    position_ = replay_.steps() - 1;
-  }
-
   Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
                           Scalar d_time) override {
-    const Index i = position_--;  // the layer's steps come latest first
-    if (i < 0 || &st != &replay_.step(i))
-      throw std::logic_error("continuous_egru adjoint (exp kernel): steps out of order");
-    const TapeStep<Scalar>* prev = i > 0 ? &replay_.step(i - 1) : nullptr;
+    const Index i = this->visit_step(st);
+    const TapeStep<Scalar>* prev = this->previous_step(i);
     const double g_uses = double(d_time + pending_time_);
     if (!this->needs_flow(tape, st, prev)) {
       pending_time_ = 0;
@@ -87,6 +79,7 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   using Base::last_time_adjoint_;
   using Base::p_;
   using Base::pending_time_;
+  using Base::replay_;
 
   // The interval [t0, t1]: the forward state after the previous step, the forward integration
   // of c with its accepted steps, and the adjoints in double.
@@ -216,8 +209,6 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
 
   static constexpr Index kParts = 8;  // N-vectors in the backward system, before the two scalars
 
-  ContinuousEgruReplay<Scalar> replay_;  // the forward state after each step
-  Index position_ = 0;                   // the layer's step being visited (forward index)
   // One interval: its start, the constants, the pre-activations at its start, the biases.
   Index n_ = 0;
   double t0_ = 0, tau_s_ = 1, tau_m_ = 1;

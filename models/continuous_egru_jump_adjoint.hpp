@@ -1,16 +1,19 @@
 // What the two gate kernels' adjoints of a continuous EGRU layer share (box:
 // continuous_egru_adjoint.hpp, exp: continuous_egru_exp_adjoint.hpp): the adjoints of
 // (c, a_u, a_r, a_z), the adjoint of every jump (inputs, releases, emissions: they are the same
-// for both kernels), the parameter gradient and what happens at t = 0. The derived classes
-// move the adjoints back across the intervals between steps (interval_adjoint).
+// for both kernels), the parameter gradient, what happens at t = 0, and the replay of the
+// forward states (continuous_egru_replay.hpp). The derived classes move the adjoints back
+// across the intervals between steps (interval_adjoint).
 // docs/adjoint.md derives every line.
 #pragma once
 
 #include <cmath>
 #include <memory>
+#include <stdexcept>
 
 #include "models/box_egru_cell.hpp"
 #include "models/continuous_egru_params.hpp"
+#include "models/continuous_egru_replay.hpp"
 #include "sim/layer_adjoint.hpp"
 
 namespace egret {
@@ -24,13 +27,15 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
 
   explicit ContinuousEgruJumpAdjoint(std::shared_ptr<const Params> p) : p_(std::move(p)) {}
 
-  // The adjoint state zeroed and the gradient sized; the derived class then prepares its replay.
-  void begin(const Tape<Scalar>&, Index) override {
+  // The adjoint state zeroed, the gradient sized, the replay of the forward states prepared.
+  void begin(const Tape<Scalar>& tape, Index layer) override {
     const Index n = p_->units();
     for (Array* v : {&lam_c_, &lam_u_, &lam_r_, &lam_z_}) v->setZero(n);
     grad_ = collect_parameters<Scalar>(*p_).zeros_like();
     g_ = Views(grad_, p_->gate_kernel == GateKernel::kExp);
     pending_time_ = 0;
+    replay_.begin(tape, layer, *p_);
+    position_ = replay_.steps() - 1;
   }
 
   void jump_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st, Scalar* d_value,
@@ -102,6 +107,18 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   }
 
  protected:
+  // The layer's index of `st`, which the sweep visits latest first, and the step before it
+  // (nullptr for the first).
+  Index visit_step(const TapeStep<Scalar>& st) {
+    const Index i = position_--;
+    if (i < 0 || &st != &replay_.step(i))
+      throw std::logic_error("continuous_egru adjoint: steps out of order");
+    return i;
+  }
+  const TapeStep<Scalar>* previous_step(Index i) const {
+    return i > 0 ? &replay_.step(i - 1) : nullptr;
+  }
+
   // Pointers into grad_ by name, resolved once per sweep.
   struct Views {
     Views() = default;
@@ -155,6 +172,8 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   }
 
   std::shared_ptr<const Params> p_;
+  ContinuousEgruReplay<Scalar> replay_;  // the forward state after each step
+  Index position_ = 0;                   // the layer's step being visited (forward index)
   NamedParameters<Scalar> grad_;
   Views g_;
   Array lam_c_, lam_u_, lam_r_, lam_z_;  // adjoints of c, a_u, a_r, a_z (right after the step)
