@@ -41,9 +41,10 @@ class ExpKernelEgruUnits {
   using Array = typename BoxEgruCell<Scalar>::Array;
   using Params = ContinuousEgruParams<Scalar>;
   using Cell = ExpKernelEgruCell;
-  // After this many tau_s the relaxation factor exp(-t / tau_s) < 4e-18: the gates equal their
-  // biases in double, the flow is the box kernel's with constant gates, and the rest of the
-  // search is its closed form (BoxEgruCell::time_to_crossing).
+  // After this many tau_s the relaxation factor exp(-t / tau_s) is 4.25e-18: the gates differ
+  // from their biases' by at most 4.25e-18 |a0 - b|, far below the integration's tolerance, so
+  // the flow is taken as the box kernel's with constant gates and the rest of the search is its
+  // closed form (BoxEgruCell::time_to_crossing).
   static constexpr double kSettledTimeConstants = 40;
 
   // `p` outlives the units (the layer holds both).

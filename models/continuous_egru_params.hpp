@@ -87,10 +87,6 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
     if (!self_recurrence) check_no_self_connections(layer);
     detail::check_time_scale(tau_m, layer, "tau_m", false);
     detail::check_time_scale(tau_o, layer, "tau_o", false);
-    if (gate_kernel == GateKernel::kExp && sparse)
-      throw std::invalid_argument(layer +
-                                  ": sparse connectivity is not available with the exp gate "
-                                  "kernel yet (its units integrate densely)");
     if (gate_kernel == GateKernel::kExp) {
       detail::check_time_scale(tau_s, layer, "tau_s", false);
       for (const Scalar tol : {ode_tolerance, crossing_tolerance})

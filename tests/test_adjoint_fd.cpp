@@ -541,6 +541,35 @@ TEST(SparseConnectivity, GradientAgainstFiniteDifferences) {
   EXPECT_LT(st.skipped, st.checked / 10);
 }
 
+// With the exp gate kernel a sparse layer's units are integrated densely (the weights' zeros
+// are no connections and get no gradient): finite differences on the connections, and exactly 0
+// on the absent ones.
+TEST(SparseConnectivity, ExpGateKernelGradientOnTheConnections) {
+  FdStats st;
+  Problem pr = exp_kernel_problem(83, {10, 5}, false);
+  make_sparse(pr, 0.4, 83);
+  check_problem(pr, 83, 5, st, 15, 1e-5);
+  const auto r = run(pr, true);
+  std::size_t absent = 0;
+  for (std::size_t l = 0; l < pr.layers.size(); ++l)
+    for (const char* name : {"U_u", "U_r", "U_z", "V_u", "V_r", "V_z"}) {
+      const auto& w = std::string(name)[0] == 'U' ? pr.layers[l].U_u : pr.layers[l].V_u;
+      const auto& g = r.grad.layers[l].at(name, "test");
+      for (Index i = 0; i < w.rows(); ++i)
+        for (Index j = 0; j < w.cols(); ++j)
+          if (w(i, j) == 0) {
+            ++absent;
+            EXPECT_EQ(g(i, j), 0) << name << "(" << i << "," << j << ") is no connection";
+          }
+    }
+  std::printf(
+      "  sparse exp layers: %d gradients checked, %d skipped, worst relative error %.2e "
+      "(%s); %zu absent weights, gradient 0\n",
+      st.checked, st.skipped, st.worst, st.worst_name.c_str(), absent);
+  EXPECT_GT(st.checked, 80);
+  EXPECT_GT(absent, 100u);
+}
+
 // The single-unit derivatives of the first crossing time t* = (tau/u) ln((z - c0)/(z - theta))
 // against central differences of the formula itself.
 TEST(AdjointFiniteDifference, CrossingTimePartials) {

@@ -184,10 +184,10 @@ def test_exp_kernel_configuration_and_errors():
     bad["layers"][0]["gate_kernel"] = "gaussian"
     with pytest.raises(ValueError, match=r'gate_kernel: expected one of "box", "exp"'):
         egret.Network(json.dumps(bad))
-    bad["layers"][0]["gate_kernel"] = "exp"
-    bad["layers"][0]["connectivity"] = {"recurrent": 0.5}
-    with pytest.raises(ValueError, match="not available with the exp gate kernel"):
-        egret.Network(json.dumps(bad))
+    sparse = json.loads(json.dumps(base))
+    sparse["layers"][0]["connectivity"] = {"recurrent": 0.5}
+    v_u = egret.Network(json.dumps(sparse)).parameters()["layer0.V_u"]
+    assert 0 < np.count_nonzero(v_u) < v_u.size  # sparse with the exp kernel: a sparse V
 
 
 def test_exp_kernel_gradient_from_python_equals_finite_differences():
