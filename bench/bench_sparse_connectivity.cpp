@@ -73,7 +73,7 @@ void run(Index n, double fraction, double sim_ms, int reps) {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  Index only_n = 0;  // --n N: that size only (for profiling)
+  Index only_n = 0;                              // --n N: that size only (for profiling)
   bool only_float = false, only_double = false;  // --float, --double: that precision only
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
