@@ -200,7 +200,8 @@ class SingleLayer(EventNetwork):
 
 
 class ContinuousEGRU(SingleLayer):
-    """One continuous-time EGRU layer (box kernel): ``SingleLayer("continuous_egru", ...)``."""
+    """One continuous-time EGRU layer: ``SingleLayer("continuous_egru", ...)``; the box gate
+    kernel unless ``gate_kernel="exp"`` is given."""
 
     def __init__(self, input_channels: int, units: int, **kwargs):
         super().__init__("continuous_egru", input_channels, units, **kwargs)

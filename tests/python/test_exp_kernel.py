@@ -248,6 +248,33 @@ def test_exp_kernel_gradient_from_python_equals_finite_differences():
     print(f"exp kernel from Python: {checked} entries, worst relative error {worst:.1e}")
 
 
+def test_exp_kernel_through_torch_trains_tau_s():
+    """egret.torch with the exp kernel: torch autograd through egret's adjoint gives the
+    gradient of log tau_s (train_time_constants) that central finite differences give."""
+    import torch
+
+    import egret.torch as et
+    m = et.ContinuousEGRU(3, 4, gate_kernel="exp", tau_s=3.0, tau_m=3.0, threshold=0.3,
+                          ode_tolerance=1e-15, train_time_constants=True, precision="double",
+                          init={"weight_scale": 1.5, "bias_z": 0.5})
+    rng = np.random.default_rng(0)
+    t, ch = np.sort(rng.uniform(0, 20, 20)), rng.integers(0, 3, 20)
+    s = egret.Sample(t, ch, np.ones(20), channels=3, end_time=20.0, readout_times=[10.0, 20.0],
+                     labels=[0, 1])
+    (m(s) ** 2).sum().backward()
+    k = m.layers[0].time_constants.index("tau_s")
+    g = m.layers[0].log_tau.grad[k].item()
+    with torch.no_grad():
+        f = []
+        for d in (1e-5, -1e-5, 5e-6, -5e-6):
+            m.layers[0].log_tau[k] += d
+            f.append((m(s) ** 2).sum().item())
+            m.layers[0].log_tau[k] -= d
+    fd = (4 * (f[2] - f[3]) / 1e-5 - (f[0] - f[1]) / 2e-5) / 3
+    assert abs(g) > 1e-3
+    assert abs(g - fd) <= 1e-5 * abs(fd), (g, fd)
+
+
 @pytest.mark.parametrize("margin", [1e-4, 1e-8])
 def test_a_crossing_inside_one_integration_step_is_not_missed(margin):
     """c rises and falls back within ~1 ms (an input lifts a_z, which relaxes with tau_s = 0.3
