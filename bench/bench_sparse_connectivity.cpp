@@ -46,6 +46,8 @@ Timing time_layer(const egret::ContinuousEgruParams<Scalar>& p,
   return {1e6 * best / events, events};
 }
 
+bool sparse_only = false;  // --sparse-only: the sparse layer alone (for profiling)
+
 template <class Scalar>
 void run(Index n, double fraction, double sim_ms, int reps) {
   using P = egret::ContinuousEgruParams<Scalar>;
@@ -57,6 +59,13 @@ void run(Index n, double fraction, double sim_ms, int reps) {
   P same_dense_path = sparse;
   same_dense_path.sparse = false;
   const auto input = egret::poisson_input<Scalar>(d, 50.0, sim_ms, 7);
+  if (sparse_only) {
+    const Timing ts = time_layer(sparse, input, sim_ms, reps);
+    std::printf("%-6s N=%5lld  %2.0f %%-connected %6.2f us/event (%8.0f events)\n",
+                sizeof(Scalar) == 4 ? "float" : "double", static_cast<long long>(n), 100 * fraction,
+                ts.us_per_event, ts.events);
+    return;
+  }
   const Timing td = time_layer(dense, input, sim_ms, reps);
   const Timing ts = time_layer(sparse, input, sim_ms, reps);
   const Timing tz = time_layer(same_dense_path, input, sim_ms, reps);
@@ -78,6 +87,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--float") == 0) only_float = true;
+    if (std::strcmp(argv[i], "--sparse-only") == 0) sparse_only = true;
     if (std::strcmp(argv[i], "--double") == 0) only_double = true;
     if (std::strcmp(argv[i], "--n") == 0 && i + 1 < argc) only_n = std::atoll(argv[++i]);
   }
