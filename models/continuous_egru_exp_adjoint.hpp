@@ -109,7 +109,8 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
       if (step_times_.size() < 2 || step_times_.back() != t1)
         throw std::logic_error("continuous_egru adjoint (exp kernel): integration missed t1");
     } else {
-      keep(t0, std::vector<double>(c_scratch_.data(), c_scratch_.data() + n_));
+      step_times_.push_back(t0);  // an interval of length 0: c as it is, no allocation
+      step_c_.insert(step_c_.end(), c_scratch_.data(), c_scratch_.data() + n_);
     }
     y_.assign(static_cast<std::size_t>(kParts * n_ + 2), 0.0);
     const Scalar* lam[4] = {lam_c_.data(), lam_u_.data(), lam_r_.data(), lam_z_.data()};
