@@ -43,6 +43,13 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
 
   explicit ExpKernelEgruAdjoint(std::shared_ptr<const Params> p) : Base(std::move(p)) {}
 
+  void begin(const Tape<Scalar>& tape, Index layer) override {
+    Base::begin(tape, layer);
+    b_u_ = p_->b_u.array().template cast<double>();
+    b_r_ = p_->b_r.array().template cast<double>();
+    b_z_ = p_->b_z.array().template cast<double>();
+  }
+
   Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
                           Scalar d_time) override {
     const Index i = this->visit_step(st);
@@ -90,12 +97,9 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     t0_ = t0;
     tau_s_ = double(p.tau_s);
     tau_m_ = double(p.tau_m);
-    a0_u_ = before.a_u.template cast<double>();
-    a0_r_ = before.a_r.template cast<double>();
-    a0_z_ = before.a_z.template cast<double>();
-    b_u_ = p.b_u.array().template cast<double>();
-    b_r_ = p.b_r.array().template cast<double>();
-    b_z_ = p.b_z.array().template cast<double>();
+    d0_u_ = before.a_u.template cast<double>() - b_u_;
+    d0_r_ = before.a_r.template cast<double>() - b_r_;
+    d0_z_ = before.a_z.template cast<double>() - b_z_;
     step_times_.clear();
     step_c_.clear();
     auto keep = [&](double t, const std::vector<double>& c) {
@@ -118,7 +122,8 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
       for (Index m = 0; m < n_; ++m) y_[static_cast<std::size_t>((k + 1) * n_ + m)] = lam[k][m];
   }
 
-  // lam . f at t1- (the end of the interval, before the step's jumps).
+  // lam . f at t1- (the end of the interval, before the step's jumps). Leaves u_, z_ at t1-,
+  // which crossing_time_adjoint reads.
   double hamiltonian(double t1) {
     const double e = std::exp(-(t1 - t0_) / tau_s_);
     const Eigen::Map<const Vec> c(step_c_.data() + step_c_.size() - n_, n_);
@@ -127,9 +132,7 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     const Eigen::Map<const Vec> lc(y + n_, n_), lu(y + 2 * n_, n_), lr(y + 3 * n_, n_),
         lz(y + 4 * n_, n_);
     const double flow_c = (lc * u_ * (z_ - c)).sum() / tau_m_;
-    const double flow_a =
-        -((lu * (a0_u_ - b_u_) + lr * (a0_r_ - b_r_) + lz * (a0_z_ - b_z_)) * e).sum() / tau_s_;
-    return flow_c + flow_a;
+    return flow_c - relaxation_product(lu, lr, lz) * e / tau_s_;
   }
 
   // A crossing of unit m at T = t1 with the total time adjoint g: T moves by -dc_m / cdot_m
@@ -184,14 +187,18 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     Out(d + 6 * n, n) = lr / tau_s_;
     Out(d + 7 * n, n) = lz / tau_s_;
     d[8 * n] = -(lc * u_ * gap).sum() / (tau_m_ * tau_m_);
-    d[8 * n + 1] = ((lu * (a0_u_ - b_u_) + lr * (a0_r_ - b_r_) + lz * (a0_z_ - b_z_)) * e).sum() /
-                   (tau_s_ * tau_s_);
+    d[8 * n + 1] = relaxation_product(lu, lr, lz) * e / (tau_s_ * tau_s_);
+  }
+
+  // sum_X lam_X . (a_X(t0) - b_X): times e, minus tau_s lam . da/dt of the gates (the gates'
+  // share of lam . f, and of the tau_s integrand).
+  template <class L>
+  double relaxation_product(const L& lu, const L& lr, const L& lz) const {
+    return (lu * d0_u_ + lr * d0_r_ + lz * d0_z_).sum();
   }
 
   // u and z where the relaxation factor is e = exp(-(t - t0) / tau_s).
-  void gates_at(double e) {
-    ExpKernelEgruCell::gates(b_u_ + (a0_u_ - b_u_) * e, b_z_ + (a0_z_ - b_z_) * e, u_, z_);
-  }
+  void gates_at(double e) { ExpKernelEgruCell::gates(b_u_ + d0_u_ * e, b_z_ + d0_z_ * e, u_, z_); }
 
   // The adjoints at the start of the interval back into the layer's arrays, and the integrals
   // into the gradient.
@@ -210,10 +217,12 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
 
   static constexpr Index kParts = 8;  // N-vectors in the backward system, before the two scalars
 
-  // One interval: its start, the constants, the pre-activations at its start, the biases.
+  // The biases in double (once per sweep); one interval: its start, the constants, the
+  // pre-activations' distance to their biases at its start, scratch.
+  Vec b_u_, b_r_, b_z_;
   Index n_ = 0;
   double t0_ = 0, tau_s_ = 1, tau_m_ = 1;
-  Vec a0_u_, a0_r_, a0_z_, b_u_, b_r_, b_z_, u_, z_, gap_;
+  Vec d0_u_, d0_r_, d0_z_, u_, z_, gap_;
   std::vector<double> step_times_, step_c_;  // the forward integration's accepted steps
   std::vector<double> y_, flow_work_;        // the backward system's state; integrate_c's
   typename Base::Array c_scratch_;

@@ -181,7 +181,7 @@ class ExpKernelEgruUnits {
     return [cell](const State& x, State& dxdt, double t) { dxdt[0] = cell.rate(x[0], t); };
   }
   static double initial_step(const Cell::Unit& cell) {
-    return 1e-3 * std::min(cell.tau_m, cell.tau_s);
+    return ExpKernelEgruFlow::initial_step(cell.tau_m, cell.tau_s);
   }
 
   // Every unit's c from t_last to t, as one vector ODE (exp_kernel_egru_flow.hpp): the

@@ -52,16 +52,14 @@ struct ExpKernelEgruFlow {
     boost::numeric::odeint::integrate_adaptive(
         boost::numeric::odeint::make_controlled(
             tol, tol, boost::numeric::odeint::runge_kutta_dopri5<std::vector<double>>()),
-        rhs, work, t0, t1, initial_step(p),
+        rhs, work, t0, t1, initial_step(tau_m, tau_s),
         [&](const std::vector<double>& x, double t) { observe(t, x); });
     for (Eigen::Index m = 0; m < n; ++m)
       c[m] = static_cast<Scalar>(work[static_cast<std::size_t>(m)]);
   }
 
-  template <class Scalar>
-  static double initial_step(const ContinuousEgruParams<Scalar>& p) {
-    return 1e-3 * std::min(double(p.tau_m), double(p.tau_s));
-  }
+  // The first step tried: far below both time constants (the controller grows it).
+  static double initial_step(double tau_m, double tau_s) { return 1e-3 * std::min(tau_m, tau_s); }
 
   // No observer (the forward pass).
   struct Unobserved {
