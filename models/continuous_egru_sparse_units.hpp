@@ -8,10 +8,9 @@
 // the operation counts): they receive their weights and are marked. settle() then brings the
 // marked units to the event time in closed form (with the gates they had before it) and
 // refreshes their gates and crossing times, gathered into contiguous buffers so that the array
-// forms of the cell vectorise. The layer's earliest crossing follows from the touched units
-// alone unless the earliest unit itself was touched (always so after a crossing); then one
-// vectorised pass over all units finds it, which costs less than keeping a priority structure
-// up to date for every touched unit (a tournament tree took a third of the event's time).
+// forms of the cell vectorise. The layer's earliest crossing is the head of a short ordered list
+// of the earliest units (models/earliest_crossings.hpp), which a touched unit enters or leaves
+// with one comparison.
 //
 // The result is the dense layer's to rounding: a unit's flow is split at the times it was
 // touched instead of at every event of the layer (SparseConnectivity in
@@ -22,35 +21,41 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "models/box_egru_cell.hpp"
 #include "models/continuous_egru_columns.hpp"
 #include "models/continuous_egru_params.hpp"
+#include "models/earliest_crossings.hpp"
 
 namespace egret {
 
 // The connections of one sender kind (input channels or units) in compressed sparse columns:
-// column k's receivers are rows[start[k] .. start[k + 1]), with their three weights interleaved
-// in weights (u, r, z).
+// column k's receivers are connections[start[k] .. start[k + 1]), each with its three weights
+// next to its row (one read stream per event: 16 bytes per connection in float).
 template <class Scalar>
 struct EgruConnections {
+  struct Connection {
+    std::int32_t row;
+    Scalar u, r, z;
+  };
   std::vector<std::int64_t> start;
-  std::vector<Index> rows;
-  std::vector<Scalar> weights;
+  std::vector<Connection> connections;
 
   static EgruConnections of(const Matrix<Scalar>& w_u, const Matrix<Scalar>& w_r,
                             const Matrix<Scalar>& w_z) {
+    if (w_u.rows() > std::numeric_limits<std::int32_t>::max())
+      throw std::invalid_argument("continuous_egru: a sparse layer holds at most 2^31 - 1 units");
     EgruConnections c;
     c.start.reserve(static_cast<std::size_t>(w_u.cols()) + 1);
     c.start.push_back(0);
     for (Index k = 0; k < w_u.cols(); ++k) {
       for (Index m = 0; m < w_u.rows(); ++m) {
         if (w_u(m, k) == Scalar(0) && w_r(m, k) == Scalar(0) && w_z(m, k) == Scalar(0)) continue;
-        c.rows.push_back(m);
-        c.weights.insert(c.weights.end(), {w_u(m, k), w_r(m, k), w_z(m, k)});
+        c.connections.push_back({static_cast<std::int32_t>(m), w_u(m, k), w_r(m, k), w_z(m, k)});
       }
-      c.start.push_back(static_cast<std::int64_t>(c.rows.size()));
+      c.start.push_back(static_cast<std::int64_t>(c.connections.size()));
     }
     return c;
   }
@@ -84,6 +89,8 @@ class SparseEgruUnits {
     exact_.assign(static_cast<std::size_t>(n), 0);
     crossing_.setConstant(std::numeric_limits<Scalar>::infinity());
     touched_.reserve(static_cast<std::size_t>(n));
+    crossing_units_.reserve(EarliestCrossings<Scalar>::kCapacity + 1);
+    earliest_.reset(n);
   }
 
   // Every unit at t = 0 with its initial state; all of them to be settled. The gates start at
@@ -93,7 +100,7 @@ class SparseEgruUnits {
       unit(m) = {p.b_u[m],  p.b_r[m],  p.b_z[m],  p.c_init[m],
                  Scalar(0), Scalar(0), Scalar(0), p.theta[m]};
     now_ = 0;
-    earliest_unit_ = -1;
+    earliest_.reset(units());
     touched_.clear();
     std::fill(marked_.begin(), marked_.end(), std::uint8_t(0));
     for (Index m = 0; m < units(); ++m) mark(m);
@@ -125,16 +132,14 @@ class SparseEgruUnits {
   void add_column(const EgruColumn<Scalar>& col) {
     const EgruConnections<Scalar>& conn = col.input ? input_ : recurrent_;
     const auto k = static_cast<std::size_t>(col.index);
-    const Index* rows = conn.rows.data();
-    const Scalar* weights = conn.weights.data();
+    const auto* connection = conn.connections.data();
     for (std::int64_t e = conn.start[k]; e < conn.start[k + 1]; ++e) {
-      const Index m = rows[e];
-      const Scalar* w = weights + 3 * e;
-      UnitRecord& r = unit(m);
-      r.a_u += col.scale_ur * w[0];
-      r.a_r += col.scale_ur * w[1];
-      r.a_z += col.scale_z * w[2];
-      mark(m);
+      const auto& w = connection[e];
+      UnitRecord& r = unit(w.row);
+      r.a_u += col.scale_ur * w.u;
+      r.a_r += col.scale_ur * w.r;
+      r.a_z += col.scale_z * w.z;
+      mark(w.row);
     }
   }
 
@@ -158,10 +163,8 @@ class SparseEgruUnits {
     Cell::gates(gather_a_u_.head(k), gather_a_z_.head(k), u, z);
     Cell::crossing_time_lower_bounds(c, u, z, gather_theta_.head(k), p.tau_m, now_,
                                      gather_crossing_.head(k));
-    const bool rescan =
-        earliest_unit_ < 0 || marked_[static_cast<std::size_t>(earliest_unit_)] != 0;
-    scatter_touched(rescan, p.tau_m);
-    if (rescan) find_earliest(p.tau_m);
+    scatter_touched();
+    find_earliest(p.tau_m);
   }
 
   // Requires settle() since the last change.
@@ -169,10 +172,16 @@ class SparseEgruUnits {
   Scalar earliest_time() const { return earliest_time_; }
   // The units whose crossing time is t (the earliest), in increasing index order; one unit
   // crosses alone nearly always, which a vectorised count confirms. A unit holding a lower
-  // bound equal to t may still cross later: its exact time decides.
+  // bound equal to t may still cross later: its exact time decides. Below the list's bound,
+  // every unit at t is in the list.
   void units_crossing_at(Scalar t, const Params& p, std::vector<Index>& out) {
-    if (t == earliest_time_ && (crossing_ == t).count() == 1) {
-      out.push_back(earliest_unit_);
+    if (t < earliest_.bound()) {
+      crossing_units_.clear();
+      earliest_.units_at(t, crossing_units_);
+      for (Index m : crossing_units_) {
+        make_exact(m, p.tau_m);
+        if (crossing_[m] == t) out.push_back(m);
+      }
       return;
     }
     for (Index m = 0; m < units(); ++m) {
@@ -229,10 +238,8 @@ class SparseEgruUnits {
       gth[i] = r.theta;
     }
   }
-  // Back to the units, unmarked; the earliest crossing updated unless a pass will find it. A
-  // touched unit holds a lower bound of its crossing time; only one that could come before the
-  // earliest so far gets its exact time (the logarithm) now.
-  void scatter_touched(bool rescan, Scalar tau_m) {
+  // Back to the units, unmarked, each with its new crossing time or a lower bound of it.
+  void scatter_touched() {
     const Index* touched = touched_.data();
     UnitRecord* units = unit_.data();
     Scalar* crossing = crossing_.data();
@@ -240,8 +247,6 @@ class SparseEgruUnits {
     const Scalar *gcr = gather_crossing_.data(), *gth = gather_theta_.data();
     std::uint8_t *marked = marked_.data(), *exact = exact_.data();
     const Scalar now = now_;
-    Scalar best = earliest_time_;
-    Index best_unit = earliest_unit_;
     for (std::size_t i = 0; i < touched_.size(); ++i) {
       const Index m = touched[i];
       UnitRecord& r = units[m];
@@ -252,31 +257,28 @@ class SparseEgruUnits {
       crossing[m] = gcr[i];
       exact[m] = !(gc[i] < gth[i] && gz[i] > gth[i]);
       marked[m] = 0;
-      if (rescan || !precedes(m, best, best_unit)) continue;
-      make_exact(m, tau_m);
-      if (precedes(m, best, best_unit)) {
-        best = crossing[m];
-        best_unit = m;
-      }
+      earliest_.update(m, gcr[i]);
     }
-    earliest_time_ = best;
-    earliest_unit_ = best_unit;
     touched_.clear();
   }
 
-  bool precedes(Index m, Scalar time, Index unit) const {
-    return crossing_[m] < time || (crossing_[m] == time && m < unit);
-  }
-  // The earliest exact crossing: the smallest value held (vectorised; then the first unit at
-  // that value); a lower bound there is replaced by its exact time and the search repeated.
+  // The earliest exact crossing: the list's head, once it holds an exact time (a lower bound
+  // there is replaced by its exact time, which moves the unit back).
   void find_earliest(Scalar tau_m) {
     for (;;) {
-      earliest_time_ = crossing_.minCoeff();
-      const Scalar* first = crossing_.data();
-      earliest_unit_ = std::find(first, first + units(), earliest_time_) - first;
-      if (earliest_unit_ == units()) earliest_unit_ = 0;  // NaN times: no unit equals the min
-      if (exact_[static_cast<std::size_t>(earliest_unit_)]) return;
-      make_exact(earliest_unit_, tau_m);
+      if (earliest_.needs_rebuild()) earliest_.rebuild(crossing_.data(), units());
+      if (earliest_.empty()) {  // no unit below +inf: none will cross
+        earliest_time_ = std::numeric_limits<Scalar>::infinity();
+        earliest_unit_ = 0;
+        return;
+      }
+      const Index m = earliest_.first_unit();
+      if (exact_[static_cast<std::size_t>(m)]) {
+        earliest_time_ = earliest_.first_time();
+        earliest_unit_ = m;
+        return;
+      }
+      make_exact(m, tau_m);
     }
   }
   // The exact crossing time of an unmarked unit from its state at its anchor (the cell's scalar
@@ -287,6 +289,7 @@ class SparseEgruUnits {
     const UnitRecord& r = unit(m);
     crossing_[m] = r.anchor + Cell::time_to_crossing(r.c, r.u, r.z, r.theta, tau_m);
     exact = 1;
+    earliest_.update(m, crossing_[m]);
   }
   void mark(Index m) {
     auto& flag = marked_[static_cast<std::size_t>(m)];
@@ -304,8 +307,10 @@ class SparseEgruUnits {
   std::vector<Index> touched_;
   Array gather_c_, gather_dt_, gather_u_, gather_z_, gather_a_u_, gather_a_z_, gather_theta_,
       gather_crossing_;
+  EarliestCrossings<Scalar> earliest_;
+  std::vector<Index> crossing_units_;  // scratch of units_crossing_at
   Scalar earliest_time_ = 0;
-  Index earliest_unit_ = -1;  // -1: to be found by a pass over all units
+  Index earliest_unit_ = 0;
 };
 
 }  // namespace egret

@@ -5,6 +5,7 @@
 // event times and values. Relative error at most 1e-6.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "adjoint/reverse_sweep.hpp"
 #include "events/synthetic_input.hpp"
 #include "models/continuous_egru_layer.hpp"
+#include "models/earliest_crossings.hpp"
 #include "sim/engine.hpp"
 
 namespace {
@@ -55,6 +57,7 @@ struct Run {
   // or moves an event across a readout is detected.
   std::vector<std::tuple<egret::EventKind, Index, Index>> events;
   std::size_t emitted = 0;
+  std::int64_t largest_step = 0;  // the most items of one step (units crossing together)
   egret::Gradient<double> grad;
   egret::BackwardReport report;
 };
@@ -77,9 +80,11 @@ Run run(const Problem& pr, bool with_gradient) {
   r.loss = loss.loss + act.value;
   r.emitted = fwd.trace.size();
   r.tape_bytes = tape.bytes();
-  for (const auto& st : tape.steps)
+  for (const auto& st : tape.steps) {
     r.events.emplace_back(st.kind, st.layer,
                           tape.items[static_cast<std::size_t>(st.first_item)].index);
+    r.largest_step = std::max<std::int64_t>(r.largest_step, st.n_items);
+  }
   // Where each point readout falls in the sequence: an event crossing a readout time makes o(t_j)
   // jump without reordering any events.
   for (double t : pr.readout_times) {
@@ -525,6 +530,40 @@ TEST(SparseConnectivity, SameEventsAndGradientAsTheDenseLayerOnTheConnections) {
         expect_close(rk.grad.layers[l].at(e.spec.name, "test"), e.value, 1e-12,
                      "K = " + std::to_string(k) + " " + e.spec.name);
   }
+}
+
+// More units than the sparse layer's list of earliest crossings holds
+// (EarliestCrossings::kCapacity), 20 of them identical so that they cross together: the sparse
+// layer still fires the dense layer's events, the 20 in one step, with the same gradient.
+TEST(SparseConnectivity, TiedCrossingsBeyondTheEarliestListGiveTheDenseLayersEvents) {
+  Problem sparse = random_problem(73, {80}, 6, 80.0);
+  make_sparse(sparse, 0.3, 9);
+  P& p = sparse.layers[0];
+  const Index tied = 20;
+  static_assert(20 > egret::EarliestCrossings<double>::kCapacity);
+  for (egret::Matrix<double>* V : {&p.V_u, &p.V_r, &p.V_z})
+    for (Index k = 0; k < tied; ++k) (*V)(0, k) = 0;  // the group does not reach itself
+  for (Index k = 1; k < tied; ++k) {
+    for (egret::Matrix<double>* W : {&p.U_u, &p.U_r, &p.U_z, &p.V_u, &p.V_r, &p.V_z})
+      W->row(k) = W->row(0);
+    for (egret::Vector<double>* v : {&p.b_u, &p.b_r, &p.b_z, &p.theta, &p.c_init})
+      (*v)[k] = (*v)[0];
+  }
+  p.b_z[0] = 0.9;  // let the group reach its threshold on its own
+  for (Index k = 1; k < tied; ++k) p.b_z[k] = p.b_z[0];
+  Problem dense = sparse;
+  dense.layers[0].sparse = false;
+  const auto rs = run(sparse, true), rd = run(dense, true);
+  ASSERT_TRUE(rs.report.ok()) << rs.report.first_problem;
+  EXPECT_GE(rs.largest_step, tied) << "the tied units should cross together";
+  ASSERT_GE(rs.emitted, 100u) << "scenario too quiet to be a test";
+  ASSERT_EQ(rs.events, rd.events);
+  EXPECT_EQ(rs.emitted, rd.emitted);
+  EXPECT_EQ(rs.largest_step, rd.largest_step);
+  EXPECT_NEAR(rs.loss, rd.loss, 1e-12 * std::abs(rd.loss));
+  for (const char* name : {"b_u", "b_z", "theta", "tau_m"})
+    expect_close(rs.grad.layers[0].at(name, "test"), rd.grad.layers[0].at(name, "test"), 1e-12,
+                 name);
 }
 
 TEST(SparseConnectivity, GradientAgainstFiniteDifferences) {
