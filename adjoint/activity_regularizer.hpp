@@ -46,7 +46,7 @@ ActivityTerm<Scalar> activity_term(const Network<Scalar>& net, const Tape<Scalar
   for (const auto& st : tape.steps) {
     if (st.kind != EventKind::kInternal) continue;
     const Scalar tau_o = net.layer(st.layer).output_time_constant();
-    for (std::int64_t it = st.first_item; it < st.first_item + st.n_items; ++it) {
+    for (std::int64_t it = st.first_item, end = it + tape.n_items(st); it < end; ++it) {
       const auto& item = tape.items[static_cast<std::size_t>(it)];
       if (item.surrogate) continue;  // not an event
       A[static_cast<std::size_t>(st.layer)][static_cast<std::size_t>(item.index)] +=

@@ -226,15 +226,16 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
 
   for (std::size_t si = tape.steps.size(); si-- > 0;) {
     const TapeStep<Scalar>& st = tape.steps[si];
+    const std::int64_t step_items = tape.n_items(st);
     LayerAdjoint<Scalar>& A = *adj[static_cast<std::size_t>(st.layer)];
     ++report.steps;
     trace.pass_boundaries_after(st.time);
 
     // 1. The jumps; each item's value adjoint goes to the item that carries the value.
-    d_value.assign(static_cast<std::size_t>(st.n_items), 0);
-    d_aux.assign(static_cast<std::size_t>(st.n_items), 0);
+    d_value.assign(static_cast<std::size_t>(step_items), 0);
+    d_aux.assign(static_cast<std::size_t>(step_items), 0);
     A.jump_adjoint(tape, st, d_value.data(), d_aux.data());
-    for (std::int64_t k = 0; k < st.n_items; ++k) {
+    for (std::int64_t k = 0; k < step_items; ++k) {
       const TapeItem<Scalar>& item = tape.items[static_cast<std::size_t>(st.first_item + k)];
       const bool release =
           item.kind == EventKind::kInputRelease || item.kind == EventKind::kRecurrentRelease;
@@ -246,7 +247,7 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
     // 2. Emissions: everything that used them has been visited; finish their adjoints.
     Scalar d_time = 0;
     if (st.kind == EventKind::kInternal) {
-      for (std::int64_t it = st.first_item; it < st.first_item + st.n_items; ++it) {
+      for (std::int64_t it = st.first_item; it < st.first_item + step_items; ++it) {
         const TapeItem<Scalar>& item = tape.items[static_cast<std::size_t>(it)];
         const auto ui = static_cast<std::size_t>(it);
         if (st.layer == last && trace.any_passed())

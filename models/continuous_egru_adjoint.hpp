@@ -51,7 +51,7 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     g_step += flow_term;
     Scalar lam_c0_extra = 0, to_previous = 0, routed = g_step;
     if (crossing) {
-      lam_c0_extra = crossing_time_adjoint(m, c0, g_step, st.n_items);
+      lam_c0_extra = crossing_time_adjoint(m, c0, g_step, tape.n_items(st));
       to_previous = g_step;
       routed = 0;
     }

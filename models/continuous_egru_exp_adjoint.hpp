@@ -65,7 +65,8 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     const double flow_term = hamiltonian(t1);
     const double g_step = g_uses + flow_term;
     const bool crossing = st.kind == EventKind::kInternal;
-    if (crossing && t1 > t0) crossing_time_adjoint(tape.items_of(st)[0].index, g_step, st.n_items);
+    if (crossing && t1 > t0)
+      crossing_time_adjoint(tape.items_of(st)[0].index, g_step, tape.n_items(st));
     if (t1 > t0) flow_back();
     store_adjoints();
     // The start of the interval moves with the previous step's time: -lam . f there, which is

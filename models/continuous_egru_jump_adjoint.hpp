@@ -43,7 +43,7 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     const Params& p = *p_;
     const auto lu = lam_u_.matrix(), lr = lam_r_.matrix(), lz = lam_z_.matrix();
     const TapeItem<Scalar>* items = tape.items_of(st);
-    for (std::int64_t k = 0; k < st.n_items; ++k) {
+    for (std::int64_t k = 0, n = tape.n_items(st); k < n; ++k) {
       const TapeItem<Scalar>& item = items[k];
       const Index j = item.index;
       const bool applied = item.kind == EventKind::kInput || item.kind == EventKind::kInternal;

@@ -46,10 +46,8 @@ class ContinuousEgruReplay {
     p_ = &p;
     n_ = p.units();
     order_.clear();
-    for (std::int64_t s = tape.last_step(layer); s >= 0;
-         s = tape.steps[static_cast<std::size_t>(s)].prev)
-      order_.push_back(s);
-    std::reverse(order_.begin(), order_.end());
+    for (std::size_t s = 0; s < tape.steps.size(); ++s)
+      if (tape.steps[s].layer == layer) order_.push_back(static_cast<std::int64_t>(s));
     checkpoint_.assign(order_.size(), false);
     const auto& records = tape.step_states[static_cast<std::size_t>(layer)];
     exp_ = p.gate_kernel == GateKernel::kExp;
@@ -118,9 +116,10 @@ class ContinuousEgruReplay {
       t_last = st.time;
     }
     const TapeItem<Scalar>* items = tape_->items_of(st);
+    const std::int64_t n_items = tape_->n_items(st);
     if (st.kind == EventKind::kInternal)
-      for (std::int64_t k = 0; k < st.n_items; ++k) work_.c[items[k].index] = Cell::reset_state();
-    for (std::int64_t k = 0; k < st.n_items; ++k) {
+      for (std::int64_t k = 0; k < n_items; ++k) work_.c[items[k].index] = Cell::reset_state();
+    for (std::int64_t k = 0; k < n_items; ++k) {
       const TapeItem<Scalar>& it = items[k];
       apply_column(event_column(*p_, it.kind, it.index, it.value, it.aux), n_, work_.a_u,
                    exp_ ? &work_.a_r : nullptr, work_.a_z);

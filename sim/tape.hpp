@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "events/event.hpp"
@@ -37,17 +38,20 @@ struct TapeItem {
   std::int64_t link = -1;
 };
 
-// 48 bytes per step.
+// 32 bytes per step in double and in float: a step with one item (most steps) costs 64 bytes
+// in double and 56 in float. A step's item count and the previous step of its layer are not
+// kept: both follow from the steps around it (Tape::n_items, Tape::previous).
 template <class Scalar>
 struct TapeStep {
   Scalar time = 0;
-  EventKind kind = EventKind::kInput;
   std::int32_t layer = 0;
-  std::int32_t n_items = 0;
+  EventKind kind = EventKind::kInput;
   std::int64_t first_item = 0;
   std::int64_t state = 0;  // offset of what the layer recorded after the step in step_states
-  std::int64_t prev = -1;  // previous step of the same layer (-1: the first)
 };
+static_assert(sizeof(TapeStep<double>) == 32 && sizeof(TapeStep<float>) == 32);
+static_assert(sizeof(TapeStep<double>) + sizeof(TapeItem<double>) <= 64,
+              "the tape's goal: at most 64 bytes per event besides the checkpoints");
 
 template <class Scalar>
 class Tape {
@@ -64,7 +68,6 @@ class Tape {
     end_states.resize(static_cast<std::size_t>(layers));
     for (auto& s : step_states) s.clear();  // keep the capacity: tapes are reused per sample
     for (auto& s : end_states) s.clear();
-    last_step_.assign(static_cast<std::size_t>(layers), -1);
   }
 
   std::int64_t next_item() const { return static_cast<std::int64_t>(items.size()); }
@@ -77,11 +80,8 @@ class Tape {
     s.kind = kind;
     s.layer = static_cast<std::int32_t>(layer);
     s.first_item = next_item();
-    s.n_items = static_cast<std::int32_t>(step_items.size());
     s.state = static_cast<std::int64_t>(step_states[static_cast<std::size_t>(layer)].size());
-    s.prev = last_step_[static_cast<std::size_t>(layer)];
     items.insert(items.end(), step_items.begin(), step_items.end());
-    last_step_[static_cast<std::size_t>(layer)] = static_cast<std::int64_t>(steps.size());
     steps.push_back(s);
   }
   std::vector<Scalar>& step_state_of(Index layer) {
@@ -90,10 +90,21 @@ class Tape {
   const Scalar* step_state(const TapeStep<Scalar>& s) const {
     return step_states[static_cast<std::size_t>(s.layer)].data() + s.state;
   }
-  // The last step of `layer` (-1: none); with previous(), a layer's steps latest first.
-  std::int64_t last_step(Index layer) const { return last_step_[static_cast<std::size_t>(layer)]; }
+  // The previous step of the same layer, or nullptr: a walk back over the other layers' steps,
+  // so a walk over all of a layer's steps costs one pass over the tape.
   const TapeStep<Scalar>* previous(const TapeStep<Scalar>& s) const {
-    return s.prev >= 0 ? &steps[static_cast<std::size_t>(s.prev)] : nullptr;
+    for (std::int64_t i = index_of(s) - 1; i >= 0; --i)
+      if (steps[static_cast<std::size_t>(i)].layer == s.layer)
+        return &steps[static_cast<std::size_t>(i)];
+    return nullptr;
+  }
+  // Items are appended step by step: a step's items end where the next step's begin.
+  std::int64_t n_items(const TapeStep<Scalar>& s) const {
+    const std::int64_t i = index_of(s);
+    const std::int64_t end = i + 1 < static_cast<std::int64_t>(steps.size())
+                                 ? steps[static_cast<std::size_t>(i + 1)].first_item
+                                 : next_item();
+    return end - s.first_item;
   }
   const TapeItem<Scalar>* items_of(const TapeStep<Scalar>& s) const {
     return items.data() + s.first_item;
@@ -109,7 +120,13 @@ class Tape {
   }
 
  private:
-  std::vector<std::int64_t> last_step_;
+  // Where a step of this tape (a reference into `steps`, never a copy) sits.
+  std::int64_t index_of(const TapeStep<Scalar>& s) const {
+    const std::int64_t i = &s - steps.data();
+    if (i < 0 || i >= static_cast<std::int64_t>(steps.size()))
+      throw std::logic_error("tape: a step that is not on this tape");
+    return i;
+  }
 };
 
 }  // namespace egret

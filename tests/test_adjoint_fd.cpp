@@ -83,7 +83,7 @@ Run run(const Problem& pr, bool with_gradient) {
   for (const auto& st : tape.steps) {
     r.events.emplace_back(st.kind, st.layer,
                           tape.items[static_cast<std::size_t>(st.first_item)].index);
-    r.largest_step = std::max<std::int64_t>(r.largest_step, st.n_items);
+    r.largest_step = std::max<std::int64_t>(r.largest_step, tape.n_items(st));
   }
   // Where each point readout falls in the sequence: an event crossing a readout time makes o(t_j)
   // jump without reordering any events.
