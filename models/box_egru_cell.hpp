@@ -99,11 +99,11 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
   static void crossing_times(const C& c, const U& u, const Z& z, const Theta& theta, Scalar tau_m,
                              Scalar t, Out&& out) {
     const Scalar inf = std::numeric_limits<Scalar>::infinity();
-    // Lanes with z <= theta compute a meaningless log; select() discards them.
-    out = (c >= theta)
-              .select(t, (z > theta).select(t + (tau_m * u.inverse()) *
-                                                    (Scalar(1) + (theta - c) / (z - theta)).log(),
-                                            inf));
+    // The logarithm first, on its own: Eigen 3.4 evaluates select() one lane at a time, so a log
+    // inside it is the scalar std::log (a sixth of the main job's forward pass); alone it is
+    // vectorised. Lanes with z <= theta compute a meaningless log, which is then discarded.
+    out = (Scalar(1) + (theta - c) / (z - theta)).log();
+    out = (c >= theta).select(t, (z > theta).select(t + (tau_m * u.inverse()) * out, inf));
   }
 
   // Lower bounds of the absolute crossing times, without a logarithm: ln(1 + x) >= x / (1 + x)
