@@ -170,10 +170,9 @@ class SparseEgruUnits {
   // Requires settle() since the last change.
   Index earliest_unit() const { return earliest_unit_; }
   Scalar earliest_time() const { return earliest_time_; }
-  // The units whose crossing time is t (the earliest), in increasing index order; one unit
-  // crosses alone nearly always, which a vectorised count confirms. A unit holding a lower
-  // bound equal to t may still cross later: its exact time decides. Below the list's bound,
-  // every unit at t is in the list.
+  // The units whose crossing time is t (the earliest), in increasing index order. Below the
+  // list's bound every unit at t is in the list, so only the list is searched. A unit holding a
+  // lower bound equal to t may still cross later: its exact time decides.
   void units_crossing_at(Scalar t, const Params& p, std::vector<Index>& out) {
     if (t < earliest_.bound()) {
       crossing_units_.clear();
