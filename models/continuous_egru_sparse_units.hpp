@@ -168,8 +168,11 @@ class SparseEgruUnits {
   }
 
   // Requires settle() since the last change.
-  Index earliest_unit() const { return earliest_unit_; }
-  Scalar earliest_time() const { return earliest_time_; }
+  // The list's head (no unit below +inf: none will cross).
+  Index earliest_unit() const { return earliest_.empty() ? 0 : earliest_.first_unit(); }
+  Scalar earliest_time() const {
+    return earliest_.empty() ? std::numeric_limits<Scalar>::infinity() : earliest_.first_time();
+  }
   // The units whose crossing time is t (the earliest), in increasing index order. Below the
   // list's bound every unit at t is in the list, so only the list is searched. A unit holding a
   // lower bound equal to t may still cross later: its exact time decides.
@@ -261,23 +264,13 @@ class SparseEgruUnits {
     touched_.clear();
   }
 
-  // The earliest exact crossing: the list's head, once it holds an exact time (a lower bound
-  // there is replaced by its exact time, which moves the unit back).
+  // Until the list's head holds an exact time: a lower bound there is replaced by its exact
+  // time, which moves the unit back.
   void find_earliest(Scalar tau_m) {
     for (;;) {
       if (earliest_.needs_rebuild()) earliest_.rebuild(crossing_.data(), units());
-      if (earliest_.empty()) {  // no unit below +inf: none will cross
-        earliest_time_ = std::numeric_limits<Scalar>::infinity();
-        earliest_unit_ = 0;
-        return;
-      }
-      const Index m = earliest_.first_unit();
-      if (exact_[static_cast<std::size_t>(m)]) {
-        earliest_time_ = earliest_.first_time();
-        earliest_unit_ = m;
-        return;
-      }
-      make_exact(m, tau_m);
+      if (earliest_.empty() || exact_[static_cast<std::size_t>(earliest_.first_unit())]) return;
+      make_exact(earliest_.first_unit(), tau_m);
     }
   }
   // The exact crossing time of an unmarked unit from its state at its anchor (the cell's scalar
@@ -308,8 +301,6 @@ class SparseEgruUnits {
       gather_crossing_;
   EarliestCrossings<Scalar> earliest_;
   std::vector<Index> crossing_units_;  // scratch of units_crossing_at
-  Scalar earliest_time_ = 0;
-  Index earliest_unit_ = 0;
 };
 
 }  // namespace egret

@@ -47,16 +47,7 @@ class EarliestCrossings {
     for (const Entry& e : list_) listed_[static_cast<std::size_t>(e.unit)] = 0;
     list_.clear();
     bound_ = std::numeric_limits<Scalar>::infinity();
-    constexpr Index kBlock = 16;  // a block whose times are all at or above the bound is skipped
-    Index m = 0;
-    for (; m + kBlock <= units; m += kBlock) {
-      bool any_below = false;
-      for (Index j = 0; j < kBlock; ++j) any_below |= times[m + j] < bound_;
-      if (!any_below) continue;
-      for (Index j = 0; j < kBlock; ++j)
-        if (times[m + j] < bound_) insert(m + j, times[m + j]);
-    }
-    for (; m < units; ++m)
+    for (Index m = 0; m < units; ++m)
       if (times[m] < bound_) insert(m, times[m]);
   }
 
