@@ -98,12 +98,12 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
   template <class C, class U, class Z, class Theta, class Out>
   static void crossing_times(const C& c, const U& u, const Z& z, const Theta& theta, Scalar tau_m,
                              Scalar t, Out&& out) {
-    const Scalar inf = std::numeric_limits<Scalar>::infinity();
-    // The logarithm first, on its own: Eigen 3.4 evaluates select() one lane at a time, so a log
-    // inside it is the scalar std::log (a sixth of the main job's forward pass); alone it is
-    // vectorised. Lanes with z <= theta compute a meaningless log, which is then discarded.
-    out = (Scalar(1) + (theta - c) / (z - theta)).log();
-    out = (c >= theta).select(t, (z > theta).select(t + (tau_m * u.inverse()) * out, inf));
+    // Every term as an array expression, then the cases in a plain loop: Eigen 3.4 evaluates
+    // select() one lane at a time, so a log or division inside it is scalar (the log alone was
+    // a sixth of the main job's forward pass). Lanes with z <= theta or c >= theta compute a
+    // meaningless value, which keep_cases() discards.
+    out = t + (tau_m * u.inverse()) * (Scalar(1) + (theta - c) / (z - theta)).log();
+    keep_cases(c, z, theta, t, out);
   }
 
   // Lower bounds of the absolute crossing times, without a logarithm: ln(1 + x) >= x / (1 + x)
@@ -113,10 +113,8 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
   template <class C, class U, class Z, class Theta, class Out>
   static void crossing_time_lower_bounds(const C& c, const U& u, const Z& z, const Theta& theta,
                                          Scalar tau_m, Scalar t, Out&& out) {
-    const Scalar inf = std::numeric_limits<Scalar>::infinity();
-    out = (c >= theta)
-              .select(t,
-                      (z > theta).select(t + (tau_m * u.inverse()) * ((theta - c) / (z - c)), inf));
+    out = t + (tau_m * u.inverse()) * ((theta - c) / (z - c));
+    keep_cases(c, z, theta, t, out);
   }
 
   // Value carried by an internal event (y = c(s-) = theta) and the state after it.
@@ -128,6 +126,18 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
   static Scalar recurrent_scale_ur(Scalar y) { return y; }
   static Scalar recurrent_scale_z(Scalar y, Scalar r_sender) { return r_sender * y; }
   static Scalar input_scale(Scalar x) { return x; }
+
+ private:
+  // out <- t where the unit crosses now (c >= theta), +inf where it never will (z <= theta, or
+  // NaN), out itself where c < theta < z. A loop the compiler vectorises with blends.
+  template <class C, class Z, class Theta, class Out>
+  static void keep_cases(const C& c, const Z& z, const Theta& theta, Scalar t, Out& out) {
+    const Scalar inf = std::numeric_limits<Scalar>::infinity();
+    const Scalar *cs = c.data(), *zs = z.data(), *ths = theta.data();
+    Scalar* os = out.data();
+    for (Eigen::Index i = 0; i < out.size(); ++i)
+      os[i] = cs[i] >= ths[i] ? t : (zs[i] > ths[i] ? os[i] : inf);
+  }
 };
 
 }  // namespace egret

@@ -12,8 +12,8 @@
 #pragma once
 
 #include <algorithm>
-#include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "events/event.hpp"
@@ -23,19 +23,20 @@ namespace egret {
 template <class Scalar>
 class EarliestCrossings {
  public:
-  // Every unit's time unknown: the list is empty and its bound +inf until rebuilt or updated
-  // for every unit.
-  void reset(Index units) {
+  // Every unit's time unknown (+inf to the list): the list is empty and its bound +inf until
+  // rebuilt or updated for every unit. A unit is listed exactly when its time is below the
+  // bound, so the list keeps no per-unit flag: the caller's old time says whether to look.
+  void reset() {
     list_.clear();
     list_.reserve(kCapacity + 1);
     bound_ = std::numeric_limits<Scalar>::infinity();
-    listed_.assign(static_cast<std::size_t>(units), 0);
   }
 
-  // Unit m's time is now `time` (a NaN time is never listed: such a unit never crosses).
-  void update(Index m, Scalar time) {
-    if (listed_[static_cast<std::size_t>(m)] != 0) erase(m);
-    if (time < bound_) insert(m, time);
+  // Unit m's time moves from old_time (the last time the list was given for m, +inf if none
+  // since reset) to new_time. A NaN time is never listed: such a unit never crosses.
+  void update(Index m, Scalar old_time, Scalar new_time) {
+    if (old_time < bound_) erase(m);
+    if (new_time < bound_) insert(m, new_time);
   }
 
   // The list lost every unit below a finite bound: only a pass over all times can say which
@@ -44,7 +45,6 @@ class EarliestCrossings {
     return list_.empty() && bound_ != std::numeric_limits<Scalar>::infinity();
   }
   void rebuild(const Scalar* times, Index units) {
-    for (const Entry& e : list_) listed_[static_cast<std::size_t>(e.unit)] = 0;
     list_.clear();
     bound_ = std::numeric_limits<Scalar>::infinity();
     for (Index m = 0; m < units; ++m)
@@ -79,29 +79,26 @@ class EarliestCrossings {
   void insert(Index m, Scalar time) {
     const Entry e{time, m};
     list_.insert(std::upper_bound(list_.begin(), list_.end(), e), e);
-    listed_[static_cast<std::size_t>(m)] = 1;
     if (list_.size() > kCapacity) drop_latest();
   }
   void erase(Index m) {
-    list_.erase(
-        std::find_if(list_.begin(), list_.end(), [m](const Entry& e) { return e.unit == m; }));
-    listed_[static_cast<std::size_t>(m)] = 0;
+    const auto it =
+        std::find_if(list_.begin(), list_.end(), [m](const Entry& e) { return e.unit == m; });
+    if (it == list_.end())
+      throw std::logic_error("EarliestCrossings: a unit below the bound is not listed");
+    list_.erase(it);
   }
   // The entries at the latest time leave and that time becomes the bound, unless every entry
   // has it: the list must keep a unit while any is below the bound.
   void drop_latest() {
     const Scalar latest = list_.back().time;
     if (list_.front().time == latest) return;
-    while (list_.back().time == latest) {
-      listed_[static_cast<std::size_t>(list_.back().unit)] = 0;
-      list_.pop_back();
-    }
+    while (list_.back().time == latest) list_.pop_back();
     bound_ = latest;
   }
 
   std::vector<Entry> list_;  // sorted by (time, unit)
   Scalar bound_ = std::numeric_limits<Scalar>::infinity();
-  std::vector<std::uint8_t> listed_;
 };
 
 }  // namespace egret

@@ -566,6 +566,42 @@ TEST(SparseConnectivity, TiedCrossingsBeyondTheEarliestListGiveTheDenseLayersEve
                  name);
 }
 
+// In float, where a unit record is one AVX packet wide and the sparse layer gathers the touched
+// units' records a packet at a time (SparseEgruUnits::gather_whole_packets), the sparse layer
+// fires the dense float layer's events. An event touches about 19 of the 64 units, so most of
+// the gather goes through whole packets and the rest through the field-by-field copy.
+TEST(SparseConnectivity, FloatLayerFiresTheDenseFloatLayersEvents) {
+  using PF = egret::ContinuousEgruParams<float>;
+  typename PF::RandomInit init;
+  init.weight_scale = 1.5f;
+  init.bias_z = 0.5f;
+  init.bias_spread = 0.3f;
+  init.threshold = 0.3f;
+  PF dense = PF::random(64, 16, 42, init);
+  dense.tau_m = 10;
+  dense.window_input = 5;
+  dense.window_recurrent = 5;
+  dense.keep_random_connections(0.3f, 0.3f, 3);
+  PF sparse = dense;
+  sparse.sparse = true;
+  const auto input = egret::poisson_input<float>(16, 50.0, 200.0, 7);
+  auto events_of = [&](const PF& p) {
+    egret::Network<float> net;
+    net.add_layer(
+        std::make_unique<egret::ContinuousEgruLayer<float>>(std::make_shared<const PF>(p)));
+    egret::SimOptions<float> opt;
+    opt.end_time = 200;
+    return egret::simulate(net, input, opt).trace;
+  };
+  const auto ts = events_of(sparse), td = events_of(dense);
+  ASSERT_GE(td.size(), 400u) << "scenario too quiet to be a test";
+  ASSERT_EQ(ts.size(), td.size());
+  for (std::size_t i = 0; i < td.size(); ++i) {
+    ASSERT_EQ(ts[i].unit, td[i].unit) << "event " << i;
+    ASSERT_NEAR(ts[i].time, td[i].time, 1e-5f * td[i].time) << "event " << i;
+  }
+}
+
 TEST(SparseConnectivity, GradientAgainstFiniteDifferences) {
   FdStats st;
   for (std::uint64_t seed : {81, 82}) {

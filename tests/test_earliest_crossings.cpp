@@ -16,6 +16,8 @@ namespace {
 using egret::EarliestCrossings;
 using egret::Index;
 
+const double kUnknown = std::numeric_limits<double>::infinity();  // a unit's time after reset()
+
 // The smallest time and its first unit by a pass over all units; -1 when none is finite.
 std::pair<double, Index> brute_force_earliest(const std::vector<double>& times) {
   double best = std::numeric_limits<double>::infinity();
@@ -50,6 +52,13 @@ void check_against_brute_force(EarliestCrossings<double>& list, const std::vecto
   EXPECT_EQ(list.size(), below);
 }
 
+// Unit m's time set to t, the list told of the move (from +inf for a unit never set).
+void set_time(EarliestCrossings<double>& list, std::vector<double>& times, Index m, double t) {
+  const double before = times[static_cast<std::size_t>(m)];
+  times[static_cast<std::size_t>(m)] = t;
+  list.update(m, before, t);
+}
+
 // Times drawn from a few values (ties are frequent), +inf (never crosses) and NaN.
 double draw_time(std::mt19937_64& rng) {
   std::uniform_int_distribution<int> pick(0, 39);
@@ -64,26 +73,19 @@ TEST(EarliestCrossings, HeadAndTiesMatchABruteForceUnderRandomUpdates) {
     SCOPED_TRACE("units " + std::to_string(n));
     std::mt19937_64 rng(static_cast<std::uint64_t>(n));
     EarliestCrossings<double> list;
-    list.reset(n);
-    std::vector<double> times(static_cast<std::size_t>(n));
-    for (Index m = 0; m < n; ++m) {  // as after reset(): every unit updated once
-      times[static_cast<std::size_t>(m)] = draw_time(rng);
-      list.update(m, times[static_cast<std::size_t>(m)]);
-    }
+    list.reset();
+    std::vector<double> times(static_cast<std::size_t>(n), kUnknown);
+    for (Index m = 0; m < n; ++m) set_time(list, times, m, draw_time(rng));  // as after reset()
     check_against_brute_force(list, times);
     std::uniform_int_distribution<Index> unit(0, n - 1);
     std::uniform_int_distribution<int> touched(1, 1 + static_cast<int>(n) / 5);
     for (int round = 0; round < 2000; ++round) {
       // a crossing: the head moves later (or to +inf), then a few other units change
       if (!list.empty() && round % 2 == 0) {
-        const Index m = list.first_unit();
-        times[static_cast<std::size_t>(m)] = list.first_time() + 7.0;
-        list.update(m, times[static_cast<std::size_t>(m)]);
+        set_time(list, times, list.first_unit(), list.first_time() + 7.0);
       }
       for (int k = touched(rng); k > 0; --k) {
-        const Index m = unit(rng);
-        times[static_cast<std::size_t>(m)] = draw_time(rng);
-        list.update(m, times[static_cast<std::size_t>(m)]);
+        set_time(list, times, unit(rng), draw_time(rng));
       }
       check_against_brute_force(list, times);
       if (HasFatalFailure()) return;
@@ -94,15 +96,14 @@ TEST(EarliestCrossings, HeadAndTiesMatchABruteForceUnderRandomUpdates) {
 TEST(EarliestCrossings, MoreTiesThanItsCapacityAreAllListed) {
   const Index n = 50;
   EarliestCrossings<double> list;
-  list.reset(n);
+  list.reset();
   std::vector<double> times(static_cast<std::size_t>(n), 3.0);
   times[7] = 1.0;
   list.rebuild(times.data(), n);
   std::vector<Index> at;
   list.units_at(1.0, at);
   EXPECT_EQ(at, std::vector<Index>{7});
-  times[7] = 5.0;  // the head leaves: 49 units tie at 3.0, more than kCapacity
-  list.update(7, times[7]);
+  set_time(list, times, 7, 5.0);  // the head leaves: 49 units tie at 3.0, more than kCapacity
   check_against_brute_force(list, times);
   at.clear();
   list.units_at(3.0, at);
@@ -112,10 +113,10 @@ TEST(EarliestCrossings, MoreTiesThanItsCapacityAreAllListed) {
 TEST(EarliestCrossings, NoFiniteTimeMeansEmptyUnderAnInfiniteBound) {
   const Index n = 20;
   EarliestCrossings<double> list;
-  list.reset(n);
-  std::vector<double> times(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
-  times[3] = std::numeric_limits<double>::quiet_NaN();
-  for (Index m = 0; m < n; ++m) list.update(m, times[static_cast<std::size_t>(m)]);
+  list.reset();
+  std::vector<double> times(static_cast<std::size_t>(n), kUnknown);
+  for (Index m = 0; m < n; ++m)
+    set_time(list, times, m, m == 3 ? std::numeric_limits<double>::quiet_NaN() : kUnknown);
   EXPECT_TRUE(list.empty());
   EXPECT_FALSE(list.needs_rebuild());
   EXPECT_EQ(list.bound(), std::numeric_limits<double>::infinity());
