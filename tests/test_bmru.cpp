@@ -12,7 +12,7 @@
 
 namespace {
 
-using P = egret::BmruParams<double>;
+using BmruParameters = egret::BmruParams<double>;
 
 // One input channel, one unit: h_hat = x, beta = |0.5|, alpha = 1. Inputs (impulse): +1 at tick
 // 1, none at tick 2, -2 at tick 3, +0.3 at tick 4.
@@ -21,15 +21,15 @@ using P = egret::BmruParams<double>;
 //   tick 3: |-2| > 0.5, h = S(-2) = -1      -> sends -2
 //   tick 4: |0.3| < 0.5, h stays -1         -> sends nothing
 TEST(Bmru, HeldStateAndDeltaEventsByHand) {
-  P p;
+  BmruParameters p;
   p.W_x.setConstant(1, 1, 1.0);
   p.b_x.setZero(1);
   p.W_beta.setZero(1, 1);
   p.b_beta.setConstant(1, 0.5);
   p.alpha.setConstant(1, 1.0);
   egret::Network<double> net;
-  net.add_layer(
-      std::make_unique<egret::TickLayer<double, egret::BmruCell>>(std::make_shared<P>(p)));
+  net.add_layer(std::make_unique<egret::TickLayer<double, egret::BmruCell>>(
+      std::make_shared<BmruParameters>(p)));
   egret::SimOptions<double> opt;
   opt.end_time = 4.0;
   opt.readout_times = {0.5, 2.5, 3.0, 4.0};

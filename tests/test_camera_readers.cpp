@@ -26,7 +26,7 @@ std::string data(const std::string& rel) {
   return p.string();
 }
 
-std::string scratch(const std::string& name) {
+std::string camera_scratch(const std::string& name) {
   const fs::path dir = fs::path(::testing::TempDir()) / "egret_camera_tests";
   fs::create_directories(dir);
   return (dir / name).string();
@@ -111,7 +111,7 @@ TEST(CameraReaders, Aedat4RealRecording) {
   // A file cut inside a packet, and a packet whose LZ4 data is damaged.
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string bad = scratch("bad.aedat4");
+  const std::string bad = camera_scratch("bad.aedat4");
   std::ofstream(bad, std::ios::binary) << bytes.substr(0, 6000);
   EXPECT_NE(error_of([&] { egret::read_camera_recording(bad); }).find("truncated AEDAT 4.0 packet"),
             std::string::npos);
@@ -147,7 +147,7 @@ TEST(CameraReaders, Aedat31RoundTripAcrossTimestampOverflow) {
   // Times from 2^31 - 50 ms to beyond 2^32 us: the 31-bit timestamps overflow twice.
   const auto events = synthetic_events((std::int64_t{1} << 31) - 50000, 900000, 5000, 128, 128);
   ASSERT_GT(events.back().t, std::int64_t{1} << 32);
-  const std::string path = scratch("roundtrip.aedat");
+  const std::string path = camera_scratch("roundtrip.aedat");
   egret::write_aedat31(path, events, {128, 128}, /*packet_events=*/333);
   const auto back = egret::read_camera_recording(path);
   EXPECT_EQ(back.events, events);
@@ -164,7 +164,7 @@ TEST(CameraReaders, Evt3RoundTripAcrossTimeHighWraps) {
   // 2^24 us = 16.8 s: the events span several wraps of EVT 3.0's 24-bit time base.
   const auto events = synthetic_events(1000, 40000, 3000, 1280, 720);
   ASSERT_GT(events.back().t, std::int64_t{3} << 24);
-  const std::string path = scratch("roundtrip.raw");
+  const std::string path = camera_scratch("roundtrip.raw");
   egret::write_evt3(path, events, {1280, 720});
   const auto back = egret::read_camera_recording(path);
   EXPECT_EQ(back.events, events);
@@ -181,11 +181,11 @@ std::string read_bytes(const std::string& path) {
 
 TEST(CameraReaders, CorruptAedat31IsANamedError) {
   const auto events = synthetic_events(0, 100, 200, 128, 128);
-  const std::string good = scratch("good.aedat");
+  const std::string good = camera_scratch("good.aedat");
   egret::write_aedat31(good, events, {128, 128}, 50);
   const std::string bytes = read_bytes(good);
   const std::size_t header_end = bytes.find("#!END-HEADER\r\n") + 14;
-  const std::string bad = scratch("bad.aedat");
+  const std::string bad = camera_scratch("bad.aedat");
   auto error_for = [&](const std::string& content) {
     write_bytes(bad, content);
     return error_of([&] { egret::read_camera_recording(bad); });
@@ -224,7 +224,7 @@ TEST(CameraReaders, CorruptAedat31IsANamedError) {
 
 TEST(CameraReaders, CorruptProphesseFilesAreNamedErrors) {
   const std::string bytes = read_bytes(data("prophesee/evt2_sample.raw"));
-  const std::string bad = scratch("bad.raw");
+  const std::string bad = camera_scratch("bad.raw");
   const std::size_t header = bytes.find("% evt 2.0\n") + 10;
   write_bytes(bad, bytes.substr(0, header + 4 * 1000 + 2));
   std::string e = error_of([&] { egret::read_camera_recording(bad); });
@@ -258,7 +258,7 @@ TEST(CameraReaders, CorruptProphesseFilesAreNamedErrors) {
 // Random bytes after a valid header: an error or a clean read, never a crash (also under ASan).
 TEST(CameraReaders, RandomBytesNeverCrash) {
   std::mt19937_64 rng(11);
-  const std::string bad = scratch("random");
+  const std::string bad = camera_scratch("random");
   int errors = 0;
   for (const char* head : {"#!AER-DAT3.1\r\n#!END-HEADER\r\n", "% evt 2.0\n", "% evt 3.0\n",
                            "#!AER-DAT2.0\r\n# AEChip: DVS128\r\n"}) {
@@ -300,7 +300,7 @@ std::string npy_file(const std::string& dict, const std::string& records) {
 
 std::string npy_error(const std::string& name, const std::string& dict,
                       const std::string& records) {
-  const std::string path = scratch(name);
+  const std::string path = camera_scratch(name);
   write_bytes(path, npy_file(dict, records));
   return error_of([&] { egret::read_camera_recording(path); });
 }
@@ -334,8 +334,8 @@ TEST(CameraReaders, NpyHeadersAreParsedWithinTheirBounds) {
   f.push_back(0);
   put_le(f, 60000, 2);
   f += "{}";
-  write_bytes(scratch("h.npy"), f);
-  const std::string e = error_of([&] { egret::read_camera_recording(scratch("h.npy")); });
+  write_bytes(camera_scratch("h.npy"), f);
+  const std::string e = error_of([&] { egret::read_camera_recording(camera_scratch("h.npy")); });
   EXPECT_NE(e.find("byte 8: npy header length 60000 exceeds the 2 bytes left in the file"),
             std::string::npos)
       << e;
@@ -377,7 +377,7 @@ TEST(CameraReaders, NpyValuesThatCannotBeRepresentedAreRefused) {
     EXPECT_NE(e.find("us outside [0, 2^53] us"), std::string::npos) << e;
   }
   // The boundary itself is read back exactly.
-  const std::string path = scratch("edge.npy");
+  const std::string path = camera_scratch("edge.npy");
   write_bytes(path, npy_file(dict_f8, record_f8(0) + record_f8(9007199254740992.0)));
   const auto ok = egret::read_camera_recording(path);
   ASSERT_EQ(ok.events.size(), 2u);
@@ -404,8 +404,8 @@ TEST(CameraReaders, NpyValuesThatCannotBeRepresentedAreRefused) {
 TEST(CameraReaders, Aedat31HeaderAndPacketNumbersAreChecked) {
   const std::string head = "#!AER-DAT3.1\r\n#Format: RAW\r\n#Source 1: DVS128\r\n#!END-HEADER\r\n";
   auto error_for = [&](const std::string& content) {
-    write_bytes(scratch("h.aedat"), content);
-    return error_of([&] { egret::read_camera_recording(scratch("h.aedat")); });
+    write_bytes(camera_scratch("h.aedat"), content);
+    return error_of([&] { egret::read_camera_recording(camera_scratch("h.aedat")); });
   };
   // Required lines, and only uncompressed data.
   EXPECT_NE(error_for("#!AER-DAT3.1\r\n#Source 1: DVS128\r\n#!END-HEADER\r\n")
@@ -444,15 +444,15 @@ TEST(CameraReaders, Aedat31HeaderAndPacketNumbersAreChecked) {
   put_le(hash, 0, 4);
   for (int k = 0; k < 3; ++k) put_le(hash, 1, 4);
   put_le(hash, 0, 4);
-  write_bytes(scratch("hash.aedat"), hash);
+  write_bytes(camera_scratch("hash.aedat"), hash);
   const auto info =
-      egret::read_camera_file(scratch("hash.aedat"), [](const CameraEvent*, std::size_t) {});
+      egret::read_camera_file(camera_scratch("hash.aedat"), [](const CameraEvent*, std::size_t) {});
   EXPECT_EQ(info.skipped, 1u);
   EXPECT_EQ(info.events, 0u);
 }
 
 TEST(CameraReaders, Aedat31WriterRefusesWhatItsReaderRefuses) {
-  const std::string path = scratch("edge.aedat");
+  const std::string path = camera_scratch("edge.aedat");
   // The largest time, the last pixel of the sensor: written and read back exactly.
   const std::vector<CameraEvent> edge = {{0, 0, 0, 0}, {egret::kMaxCameraTimeUs, 239, 179, 1}};
   egret::write_aedat31(path, edge, {240, 180});
@@ -475,8 +475,8 @@ TEST(CameraReaders, Aedat31WriterRefusesWhatItsReaderRefuses) {
 
 TEST(CameraReaders, PropheseeHeaderNumbersAreChecked) {
   auto error_for = [&](const std::string& header) {
-    write_bytes(scratch("h.raw"), "% evt 3.0\n" + header + "\n");
-    return error_of([&] { egret::read_camera_recording(scratch("h.raw")); });
+    write_bytes(camera_scratch("h.raw"), "% evt 3.0\n" + header + "\n");
+    return error_of([&] { egret::read_camera_recording(camera_scratch("h.raw")); });
   };
   EXPECT_NE(error_for("% format EVT3;height=0;width=640")
                 .find("byte 10: header field 'height' is not a sensor size 1..65535"),
@@ -490,14 +490,14 @@ TEST(CameraReaders, PropheseeHeaderNumbersAreChecked) {
   EXPECT_NE(error_for("% geometry 640-480").find("header field 'geometry' is not WxH"),
             std::string::npos);
   // The largest sensor is accepted.
-  write_bytes(scratch("max.raw"), "% evt 3.0\n% format EVT3;height=65535;width=65535\n");
-  EXPECT_EQ(egret::read_camera_recording(scratch("max.raw")).sensor.width, 65535);
+  write_bytes(camera_scratch("max.raw"), "% evt 3.0\n% format EVT3;height=65535;width=65535\n");
+  EXPECT_EQ(egret::read_camera_recording(camera_scratch("max.raw")).sensor.width, 65535);
 }
 
 TEST(CameraReaders, HugeHeaderLinesAreRefused) {
-  write_bytes(scratch("long.raw"), "% evt 3.0\n%" + std::string(70000, 'a') + "\n");
+  write_bytes(camera_scratch("long.raw"), "% evt 3.0\n%" + std::string(70000, 'a') + "\n");
   EXPECT_NE(error_of([&] {
-              egret::read_camera_recording(scratch("long.raw"));
+              egret::read_camera_recording(camera_scratch("long.raw"));
             }).find("byte 10: header line longer than 65536 bytes"),
             std::string::npos);
 }

@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
+fs::path config_scratch(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / "egret_tests";
   fs::create_directories(dir);
   return dir / name;
@@ -188,7 +188,7 @@ TEST(ConfigIo, FloatRunsRefuseInputsBeyondFloatRange) {
 }
 
 TEST(ConfigIo, ReadsInputEventCsvWithLineNumbersInErrors) {
-  const auto p = scratch("events.csv");
+  const auto p = config_scratch("events.csv");
   write(p, "t,channel,value\n# comment\n2.5,1,0.5\n1.0,0\n\n");
   const auto s = egret::read_input_events_csv(p.string(), 2);
   ASSERT_EQ(s.size(), 2u);
@@ -216,7 +216,7 @@ TEST(ConfigIo, ReadsInputEventCsvWithLineNumbersInErrors) {
 }
 
 TEST(ConfigIo, TraceIsWrittenAtomically) {
-  const auto p = scratch("trace.csv");
+  const auto p = config_scratch("trace.csv");
   fs::remove(p);
   egret::write_trace_csv(p.string(), {{1.5, 0, 2, 0.3}, {2.25, 1, 0, 0.4}});
   std::ifstream in(p);
@@ -307,7 +307,7 @@ TEST(ConfigIo, EventBudgetStopsTheRunAndLeavesNoTrace) {
     EXPECT_NEAR(static_cast<double>(result.events_processed), 1000 / interval, 1.0);
     EXPECT_EQ(result.layers[0].events, 4 * result.events_processed);
   }
-  const fs::path dir = scratch("budget");
+  const fs::path dir = config_scratch("budget");
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string trace = (dir / "trace.h5").string();

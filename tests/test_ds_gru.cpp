@@ -15,7 +15,7 @@
 namespace {
 
 using egret::Index;
-using P = egret::DsGruParams<double>;
+using DsGruParameters = egret::DsGruParams<double>;
 
 double sigmoid(double u) {
   return 1 / (1 + std::exp(-u));
@@ -34,8 +34,8 @@ double sigmoid(double u) {
 //   tick 3: c = -2; m_h = (0, s), m_x = (0, s): channel 0's x = 1 is dropped, and so is unit 0's
 //           state; h~ = (0, s h_2[1]), x~ = (0, -3s); h^ = (tanh(s h_2[1]), tanh(-3s));
 //           h_3 = (tanh(s h_2[1]) / 2, s h_2[1] / 2 + tanh(-3s) / 2).
-P hand_params() {
-  P p;
+DsGruParameters hand_params() {
+  DsGruParameters p;
   for (egret::Matrix<double>* w : {&p.W_z, &p.W_r, &p.U_z, &p.U_r}) w->setZero(2, 2);
   p.W_h.setIdentity(2, 2);
   p.U_h.resize(2, 2);
@@ -54,7 +54,7 @@ P hand_params() {
 TEST(DsGru, RouterChoiceAndStatesByHand) {
   egret::Network<double> net;
   net.add_layer(std::make_unique<egret::TickLayer<double, egret::DsGruCell>>(
-      std::make_shared<P>(hand_params())));
+      std::make_shared<DsGruParameters>(hand_params())));
   egret::SimOptions<double> opt;
   opt.end_time = 3;
   opt.snapshot_times = {1, 2, 3};
@@ -171,7 +171,7 @@ TEST(DsGru, ImpossibleBudgetsAreRefused) {
 }
 
 TEST(DsGru, ParametersWithImpossibleShapesOrValuesAreRefused) {
-  P p = hand_params();
+  DsGruParameters p = hand_params();
   p.W_ah.resize(3, 1);
   p.W_ah.setZero();
   EXPECT_THROW(p.validate("layer 0 (ds_gru)"), std::invalid_argument);

@@ -13,12 +13,14 @@
 namespace {
 
 using egret::Index;
-using P = egret::LifParams<double>;
+using LifParameters = egret::LifParams<double>;
 
-egret::SimResult<double> run(const P& p, const std::vector<egret::InputEvent<double>>& in,
-                             double end, std::vector<double> snapshots = {}) {
+egret::SimResult<double> run(const LifParameters& p,
+                             const std::vector<egret::InputEvent<double>>& in, double end,
+                             std::vector<double> snapshots = {}) {
   egret::Network<double> net;
-  net.add_layer(std::make_unique<egret::TickLayer<double, egret::LifCell>>(std::make_shared<P>(p)));
+  net.add_layer(std::make_unique<egret::TickLayer<double, egret::LifCell>>(
+      std::make_shared<LifParameters>(p)));
   egret::SimOptions<double> opt;
   opt.end_time = end;
   opt.snapshot_times = std::move(snapshots);
@@ -30,7 +32,7 @@ egret::SimResult<double> run(const P& p, const std::vector<egret::InputEvent<dou
 //   unit 0: v = 0.6, 0.9, 1.05 (spikes at tick 3), then 0.525 - 1 = -0.475 at tick 4.
 //   unit 1: v = 0.2, 0.3, 0.35, then 0.175 + 0.5 = 0.675 at tick 4 (unit 0's spike arrives).
 TEST(Lif, SpikeTrainAndSoftResetByHand) {
-  P p;
+  LifParameters p;
   p.W.resize(2, 1);
   p.W << 0.6, 0.2;
   p.V.setZero(2, 2);

@@ -17,10 +17,10 @@
 
 namespace {
 
-using P = egret::SpikingGatedParams<double>;
+using SpikingGatedParameters = egret::SpikingGatedParams<double>;
 
-P one_unit() {
-  P p;
+SpikingGatedParameters one_unit() {
+  SpikingGatedParameters p;
   p.W_x.setConstant(1, 1, 2.0);
   p.b_x.setZero(1);
   p.W_c.setZero(1, 1);
@@ -33,10 +33,10 @@ P one_unit() {
   return p;
 }
 
-egret::Network<double> network_of(const P& p) {
+egret::Network<double> network_of(const SpikingGatedParameters& p) {
   egret::Network<double> net;
-  net.add_layer(
-      std::make_unique<egret::TickLayer<double, egret::SpikingGatedCell>>(std::make_shared<P>(p)));
+  net.add_layer(std::make_unique<egret::TickLayer<double, egret::SpikingGatedCell>>(
+      std::make_shared<SpikingGatedParameters>(p)));
   return net;
 }
 
@@ -76,7 +76,7 @@ TEST(SpikingGated, GateAndStateByHand) {
 
 // The float build on the same case: the same spikes, the values within float rounding.
 TEST(SpikingGated, FloatAgreesWithDoubleOnTheHandCase) {
-  const P pd = one_unit();
+  const SpikingGatedParameters pd = one_unit();
   egret::SpikingGatedParams<float> pf;
   pf.W_x = pd.W_x.cast<float>();
   pf.b_x = pd.b_x.cast<float>();
@@ -117,7 +117,7 @@ double documented_noise(std::uint64_t seed, std::uint64_t k, std::uint64_t i) {
 // fires exactly where X(seed, k, i) < 0.55, the same in every taped run.
 TEST(SpikingGated, StochasticThresholdOfTapedRunsFollowsTheDocumentedHash) {
   const int units = 8, ticks = 30;
-  P p;
+  SpikingGatedParameters p;
   p.W_x.setZero(units, 1);
   p.b_x.setConstant(units, 1.0);
   p.W_c.setZero(units, 1);
@@ -198,7 +198,7 @@ TEST(SpikingGated, TypeUnitsAndDtBuildALayer) {
   EXPECT_EQ(params.at("b_c", "test")(0, 0), 2.0);
 }
 
-void expect_refused(const std::string& layer, const std::string& words) {
+void expect_layer_refused(const std::string& layer, const std::string& words) {
   try {
     const auto cfg =
         egret::parse_network_config(R"({"input_channels": 2, "layers": [)" + layer + "]}", "test");
@@ -210,15 +210,16 @@ void expect_refused(const std::string& layer, const std::string& words) {
 }
 
 TEST(SpikingGated, BadKeysAndParametersAreRefusedByName) {
-  expect_refused(R"({"type": "spiking_gated", "units": 4, "tau_mem": 5})",
-                 "unknown key 'tau_mem' for a spiking_gated layer");
-  expect_refused(R"({"type": "spiking_gated", "units": 4, "init": {"leak": 1}})",
-                 "layers[0].init.leak");
-  expect_refused(R"({"type": "spiking_gated", "units": 4, "threshold_noise": -1})",
-                 "threshold_noise");
-  expect_refused(R"({"type": "spiking_gated", "units": 4, "params": {"inv_tau_m": 0}})",
-                 "inv_tau_m must be finite and > 0");
-  expect_refused(R"({"type": "spiking_gated", "units": 4, "params": {"W_c": [1, 2]}})", "W_c");
+  expect_layer_refused(R"({"type": "spiking_gated", "units": 4, "tau_mem": 5})",
+                       "unknown key 'tau_mem' for a spiking_gated layer");
+  expect_layer_refused(R"({"type": "spiking_gated", "units": 4, "init": {"leak": 1}})",
+                       "layers[0].init.leak");
+  expect_layer_refused(R"({"type": "spiking_gated", "units": 4, "threshold_noise": -1})",
+                       "threshold_noise");
+  expect_layer_refused(R"({"type": "spiking_gated", "units": 4, "params": {"inv_tau_m": 0}})",
+                       "inv_tau_m must be finite and > 0");
+  expect_layer_refused(R"({"type": "spiking_gated", "units": 4, "params": {"W_c": [1, 2]}})",
+                       "W_c");
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 
 namespace {
 
-using P = egret::SuSnnParams<double>;
+using SuSnnParameters = egret::SuSnnParams<double>;
 
 template <template <class> class Cell, class Params>
 egret::SimResult<double> run(const Params& p, const std::vector<egret::InputEvent<double>>& in,
@@ -28,8 +28,8 @@ egret::SimResult<double> run(const Params& p, const std::vector<egret::InputEven
 }
 
 // One gate frequency: a_k = sin(pi/2 k + pi/4), open at ticks 1, 4, 5, 8 and closed at 2, 3, 6, 7.
-P one_unit_with_rhythm() {
-  P p;
+SuSnnParameters one_unit_with_rhythm() {
+  SuSnnParameters p;
   p.W.setConstant(1, 1, 1.0);
   p.V.setZero(1, 1);
   p.b.setZero(1);

@@ -23,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using P = egret::ContinuousEgruParams<double>;
 
-std::string scratch(const std::string& name) {
+std::string trace_scratch(const std::string& name) {
   const fs::path dir = fs::path(::testing::TempDir()) / "egret_trace_tests";
   fs::create_directories(dir);
   return (dir / name).string();
@@ -54,7 +54,7 @@ TEST(TraceFile, RoundTripGivesIdenticalEvents) {
   egret::SimOptions<double> opt;
   opt.end_time = 200;
   opt.snapshot_times = {50, 150};
-  const std::string path = scratch("roundtrip.h5");
+  const std::string path = trace_scratch("roundtrip.h5");
   egret::TraceFileWriter writer(path, egret::trace_layers(net), /*buffer_events=*/37);
   writer.set_provenance({"{\"a\": 1}", 42, "egret test"});
   opt.sink = &writer;
@@ -119,7 +119,7 @@ TEST(TraceFile, RoundTripGivesIdenticalEvents) {
 
 TEST(TraceFile, BatchesAreLaidEndToEndWithTheirLabels) {
   auto net = network();
-  const std::string path = scratch("batch.h5");
+  const std::string path = trace_scratch("batch.h5");
   egret::TraceFileWriter writer(path, egret::trace_layers(net), 16);
   std::vector<std::size_t> counts;
   for (int s = 0; s < 3; ++s) {
@@ -153,7 +153,7 @@ TEST(TraceFile, BatchesAreLaidEndToEndWithTheirLabels) {
 
 TEST(TraceFile, UnfinishedWriterLeavesNoFile) {
   auto net = network();
-  const std::string path = scratch("unfinished.h5");
+  const std::string path = trace_scratch("unfinished.h5");
   fs::remove(path);
   {
     egret::TraceFileWriter writer(path, egret::trace_layers(net));
@@ -166,15 +166,15 @@ TEST(TraceFile, UnfinishedWriterLeavesNoFile) {
 
 TEST(TraceFile, BadFilesAreNamedErrors) {
   EXPECT_NE(error_of([] {
-              egret::read_trace_file(scratch("does_not_exist.h5"));
+              egret::read_trace_file(trace_scratch("does_not_exist.h5"));
             }).find("cannot open (missing or unreadable)"),
             std::string::npos);
-  const std::string text = scratch("text.h5");
+  const std::string text = trace_scratch("text.h5");
   std::ofstream(text) << "this is not HDF5\n";
   EXPECT_NE(error_of([&] { egret::read_trace_file(text); }).find("not an HDF5 file"),
             std::string::npos);
   // An HDF5 file that is not an egret trace: a checkpoint.
-  const std::string ckpt = scratch("ckpt.h5");
+  const std::string ckpt = trace_scratch("ckpt.h5");
   egret::write_checkpoint(ckpt, egret::Checkpoint{});
   EXPECT_NE(error_of([&] { egret::read_trace_file(ckpt); }).find("not an egret trace"),
             std::string::npos);
@@ -182,7 +182,7 @@ TEST(TraceFile, BadFilesAreNamedErrors) {
             std::string::npos);
   // A truncated trace.
   auto net = network();
-  const std::string good = scratch("good.h5");
+  const std::string good = trace_scratch("good.h5");
   {
     egret::TraceFileWriter w(good, egret::trace_layers(net));
     egret::SimOptions<double> opt;
@@ -192,12 +192,12 @@ TEST(TraceFile, BadFilesAreNamedErrors) {
     w.finish();
   }
   const auto size = fs::file_size(good);
-  const std::string cut = scratch("truncated.h5");
+  const std::string cut = trace_scratch("truncated.h5");
   fs::copy_file(good, cut, fs::copy_options::overwrite_existing);
   fs::resize_file(cut, size / 2);
   EXPECT_FALSE(error_of([&] { egret::read_trace_file(cut); }).empty());
   // Wrong version and a missing dataset, made with the HDF5 API directly.
-  const std::string edited = scratch("edited.h5");
+  const std::string edited = trace_scratch("edited.h5");
   fs::copy_file(good, edited, fs::copy_options::overwrite_existing);
   {
     egret::h5::Id f(H5Fopen(edited.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));

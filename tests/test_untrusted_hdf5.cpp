@@ -31,11 +31,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string corpus(const std::string& name) {
+std::string hdf5_corpus(const std::string& name) {
   return std::string(EGRET_SOURCE_DIR) + "/tests/fuzz/corpus/regressions/" + name;
 }
 
-std::string scratch(const std::string& name) {
+std::string hdf5_scratch(const std::string& name) {
   const fs::path dir = fs::path(::testing::TempDir()) / "egret_untrusted_hdf5";
   fs::create_directories(dir);
   return (dir / name).string();
@@ -51,20 +51,20 @@ void no_events(const egret::CameraEvent*, std::size_t) {}
 
 TEST(UntrustedHdf5, RegressionCorpusGivesClearErrorsWithinSeconds) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string dangling = corpus("h5_events_dangling_link.h5");
+  const std::string dangling = hdf5_corpus("h5_events_dangling_link.h5");
   EXPECT_EQ(error_of([&] { egret::read_camera_file(dangling, no_events); }),
             dangling + ":/events: a dangling link (its target does not exist)");
-  const std::string huge_int = corpus("h5_events_huge_int_type.h5");
+  const std::string huge_int = hdf5_corpus("h5_events_huge_int_type.h5");
   EXPECT_EQ(error_of([&] { egret::read_camera_file(huge_int, no_events); }),
             huge_int + ":/events/p: integer type of 4294770689 bytes (at most 8 supported)");
-  const std::string huge_dims = corpus("trace_huge_dims.h5");
+  const std::string huge_dims = hdf5_corpus("trace_huge_dims.h5");
   EXPECT_EQ(error_of([&] { egret::read_trace_file(huge_dims); }),
             huge_dims +
                 ":/spikes/layer0/timestamps: the dimensions claim 277076930199554 elements "
                 "(2216615441596432 bytes) beyond the end of the 21761-byte file");
   // A heap overflow inside libhdf5 (under H5Aexists): the validating child crashes, or, where
   // the heap layout lets it survive, finds no root group members; the parent never reads it.
-  const std::string overflow = corpus("trace_hdf5_attr_heap_overflow.h5");
+  const std::string overflow = hdf5_corpus("trace_hdf5_attr_heap_overflow.h5");
   const std::string e = error_of([&] { egret::read_trace_file(overflow); });
   EXPECT_TRUE(starts_with(e, overflow + ": libhdf5 crashed while validating the file (signal") ||
               e == overflow + ": missing group 'spikes'")
@@ -75,7 +75,7 @@ TEST(UntrustedHdf5, RegressionCorpusGivesClearErrorsWithinSeconds) {
 }
 
 TEST(UntrustedHdf5, ValidatingChildTurnsCrashesHangsAndErrorsIntoErrors) {
-  const std::string f = scratch("any.h5");  // need not exist: 3 s time limit
+  const std::string f = hdf5_scratch("any.h5");  // need not exist: 3 s time limit
   EXPECT_NO_THROW(egret::h5::validate_in_child(f, [] {}));
   EXPECT_TRUE(starts_with(
       error_of([&] { egret::h5::validate_in_child(f, [] { std::abort(); }); }),
@@ -136,7 +136,7 @@ RealCheckpoint real_checkpoint() {
   std::ostringstream rng;
   rng << trainer.rng();
   r.c.rng_state = rng.str();
-  r.path = scratch("real_checkpoint.h5");
+  r.path = hdf5_scratch("real_checkpoint.h5");
   const egret::Network<double> net = trainer.network();
   egret::write_checkpoint(r.path, r.c, &net);
   return r;
@@ -180,7 +180,7 @@ TEST(UntrustedHdf5, CheckpointWithOneFlippedBitIsRefusedNamingTheDamage) {
   EXPECT_TRUE(same(egret::read_checkpoint(r.path), r.c));
   const std::vector<char> good = bytes_of(r.path);
   const std::int64_t epoch = r.c.epoch;
-  const std::string damaged = scratch("damaged.h5");
+  const std::string damaged = hdf5_scratch("damaged.h5");
   struct Region {
     std::size_t at;
     std::string item;  // what the error must name
@@ -249,8 +249,8 @@ TEST(UntrustedHdf5, FullDiskIsOneClearErrorNamingTheFileAndLeavesNothing) {
   egret::Checkpoint c;
   std::mt19937_64 rng(1);
   for (int i = 0; i < 200000; ++i) c.values.push_back(std::uniform_real_distribution<>(-1, 1)(rng));
-  const std::string ckpt = scratch("full_disk_checkpoint.h5");
-  const std::string trace = scratch("full_disk_trace.h5");
+  const std::string ckpt = hdf5_scratch("full_disk_checkpoint.h5");
+  const std::string trace = hdf5_scratch("full_disk_trace.h5");
   fs::remove(ckpt);  // left by an earlier run (written at the end without the limit)
   fs::remove(trace);
   std::string ckpt_error, trace_error;
@@ -280,7 +280,7 @@ TEST(UntrustedHdf5, FullDiskIsOneClearErrorNamingTheFileAndLeavesNothing) {
 }
 
 TEST(UntrustedHdf5, EventTimesThatAreNotInt64MicrosecondsAreRefused) {
-  const std::string path = scratch("float_times.h5");
+  const std::string path = hdf5_scratch("float_times.h5");
   {
     egret::h5::OutputFile f(path);
     egret::h5::Id g = egret::h5::create_group(f.get(), "events");
