@@ -19,8 +19,8 @@ using nlohmann::json;
 // Profile files are small; a larger file is refused before it is read.
 constexpr std::uintmax_t kMaxProfileBytes = 1 << 20;
 
-std::string text(const json& obj, const char* key, const std::string& origin,
-                 const std::string& where, bool required) {
+std::string string_field(const json& obj, const char* key, const std::string& origin,
+                         const std::string& where, bool required) {
   if (!obj.contains(key)) {
     if (required) fail(origin, where + "." + key, "missing (every profile value names its source)");
     return "";
@@ -38,14 +38,14 @@ OperationCost cost(const json& c, const std::string& origin, const std::string& 
   out.has_time = c.contains("time_ns");
   out.time_ns = json_fields::number(c, "time_ns", 0, origin, where);
   if (out.energy_pj < 0 || out.time_ns < 0) fail(origin, where, "costs must be >= 0");
-  out.source = text(c, "source", origin, where, true);
+  out.source = string_field(c, "source", origin, where, true);
   return out;
 }
 
 void step_sync(const json& c, const std::string& origin, HardwareProfile& p) {
   const std::string where = "costs.step_sync";
   json_fields::check_keys(c, {"time_ns_by_tiles", "source"}, origin, where);
-  p.step_sync_source = text(c, "source", origin, where, true);
+  p.step_sync_source = string_field(c, "source", origin, where, true);
   if (!c.contains("time_ns_by_tiles") || !c.at("time_ns_by_tiles").is_object() ||
       c.at("time_ns_by_tiles").empty())
     fail(origin, where + ".time_ns_by_tiles", "expected an object {\"<tiles>\": ns, ...}");
@@ -74,13 +74,13 @@ void mapping(const json& m, const std::string& origin, HardwareProfile& p) {
   p.mesh_height = json_fields::integer(m, "mesh_height", 0, 1, origin, where);
   for (long long v : {p.neurons_per_core, p.cores_per_tile, p.mesh_width, p.mesh_height})
     if (v > 1'000'000'000) fail(origin, where, "a size beyond 1e9 is not a chip");
-  p.mapping_source = text(m, "source", origin, where, true);
+  p.mapping_source = string_field(m, "source", origin, where, true);
   p.has_mapping = true;
 }
 
 std::string choice(const json& root, const char* key, const std::string& a, const std::string& b,
                    const std::string& origin) {
-  const std::string v = text(root, key, origin, "top level", true);
+  const std::string v = string_field(root, key, origin, "top level", true);
   if (v != a && v != b) fail(origin, key, "expected \"" + a + "\" or \"" + b + "\", got " + v);
   return v;
 }
@@ -112,9 +112,9 @@ HardwareProfile parse_hardware_profile(const std::string& json_text, const std::
       {"name", "description", "source", "synapses", "neurons", "costs", "mapping", "assumptions"},
       origin, "top level");
   HardwareProfile p;
-  p.name = text(root, "name", origin, "top level", true);
-  p.description = text(root, "description", origin, "top level", true);
-  p.source = text(root, "source", origin, "top level", true);
+  p.name = string_field(root, "name", origin, "top level", true);
+  p.description = string_field(root, "description", origin, "top level", true);
+  p.source = string_field(root, "source", origin, "top level", true);
   p.dense_synapses = choice(root, "synapses", "effective", "dense", origin) == "dense";
   p.all_neurons = choice(root, "neurons", "updated", "all", origin) == "all";
   if (!root.contains("costs") || !root.at("costs").is_object())

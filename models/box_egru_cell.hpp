@@ -129,14 +129,19 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
 
  private:
   // out <- t where the unit crosses now (c >= theta), +inf where it never will (z <= theta, or
-  // NaN), out itself where c < theta < z. A loop the compiler vectorises with blends.
+  // NaN), out itself where c < theta < z. A loop the compiler vectorises with blends. Every value
+  // is loaded whatever the case: with z read only where c < theta, GCC 12 used masked loads and
+  // 4 lanes instead of 8 (AVX2), and this loop took 8 % of the dense layer's settle().
   template <class C, class Z, class Theta, class Out>
   static void keep_cases(const C& c, const Z& z, const Theta& theta, Scalar t, Out& out) {
     const Scalar inf = std::numeric_limits<Scalar>::infinity();
     const Scalar *cs = c.data(), *zs = z.data(), *ths = theta.data();
     Scalar* os = out.data();
-    for (Eigen::Index i = 0; i < out.size(); ++i)
-      os[i] = cs[i] >= ths[i] ? t : (zs[i] > ths[i] ? os[i] : inf);
+    for (Eigen::Index i = 0; i < out.size(); ++i) {
+      const Scalar ci = cs[i], zi = zs[i], th = ths[i], oi = os[i];
+      const Scalar unless_now = zi > th ? oi : inf;
+      os[i] = ci >= th ? t : unless_now;
+    }
   }
 };
 

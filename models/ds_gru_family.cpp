@@ -16,7 +16,7 @@
 namespace egret {
 namespace {
 
-namespace detail {
+namespace ds_gru_settings {
 
 // A setting that must be a whole number.
 Index whole_setting(const LayerRecipe& r, const std::string& key) {
@@ -51,7 +51,7 @@ Index ds_gru_budget(const LayerRecipe& r, const std::string& side, Index channel
   return std::max<Index>(1, static_cast<Index>(kept));
 }
 
-}  // namespace detail
+}  // namespace ds_gru_settings
 
 template <class Scalar>
 std::unique_ptr<Layer<Scalar>> make_ds_gru(const LayerRecipe& r) {
@@ -62,12 +62,12 @@ std::unique_ptr<Layer<Scalar>> make_ds_gru(const LayerRecipe& r) {
   init.recurrent_scale = s.as<Scalar>("init.recurrent_scale");
   init.bias_z = s.as<Scalar>("init.bias_z");
   init.router_scale = s.as<Scalar>("init.router_scale");
-  init.router_rank = detail::whole_setting(r, "router.rank");
-  init.hidden_k = detail::ds_gru_budget(r, "hidden", r.units, "units");
-  init.input_k = detail::ds_gru_budget(r, "input", r.inputs, "input channels");
+  init.router_rank = ds_gru_settings::whole_setting(r, "router.rank");
+  init.hidden_k = ds_gru_settings::ds_gru_budget(r, "hidden", r.units, "units");
+  init.input_k = ds_gru_settings::ds_gru_budget(r, "input", r.inputs, "input channels");
   P p = P::random(r.units, r.inputs, r.seed, init);
   p.dt = s.as<Scalar>("dt");
-  p.straight_through = detail::whole_setting(r, "router.straight_through") == 1;
+  p.straight_through = ds_gru_settings::whole_setting(r, "router.straight_through") == 1;
   p.validate(r.name);
   return std::make_unique<TickLayer<Scalar, DsGruCell>>(std::make_shared<const P>(std::move(p)));
 }
