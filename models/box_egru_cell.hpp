@@ -85,11 +85,12 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru_gates.hpp
   static void flow_adjoint(const Array& lam_end, const Array& c_end, const Array& u, const Array& z,
                            Scalar dt, Scalar tau_m, Array& lam_c0, Array& lam_u, Array& lam_z,
                            Scalar& lam_tau) {
-    const Array e = (u * (-dt / tau_m)).exp();
-    const Array gap = lam_end * (z - c_end);
-    lam_c0 = lam_end * e;
+    // lam_c0 holds E first: no temporary arrays (this runs at every interval of training).
+    lam_c0 = (u * (-dt / tau_m)).exp();
+    lam_z += lam_end * (Scalar(1) - lam_c0);
+    lam_c0 *= lam_end;
+    const auto gap = lam_end * (z - c_end);
     lam_u += gap * (dt / tau_m);
-    lam_z += lam_end * (Scalar(1) - e);
     lam_tau -= (gap * u).sum() * dt / (tau_m * tau_m);
   }
 

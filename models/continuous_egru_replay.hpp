@@ -35,6 +35,15 @@ class ContinuousEgruReplay {
     Array c, a_u, a_z, a_r;
   };
 
+  // The interval that ends at a step (box kernel): the gates u, z over it and c at its end,
+  // before the step's resets and columns. The replay computes them on its way forward and the
+  // adjoint needs them again for the same step (the gates cost two exp and two divisions per
+  // unit, a fifth of training): kept for the steps of the segment instead of computed twice.
+  struct Interval {
+    Array u, z, c_end;
+    bool known = false;
+  };
+
   // Entries of one checkpoint.
   static Index state_width(const Params& p) {
     return (p.gate_kernel == GateKernel::kExp ? 4 : 3) * p.units();
@@ -62,11 +71,12 @@ class ContinuousEgruReplay {
     }
     if (!order_.empty() && !checkpoint_[0])
       throw std::invalid_argument("continuous_egru adjoint: the tape has no first checkpoint");
-    for (Array* a : {&work_.c, &work_.a_u, &work_.a_z, &out_.c, &out_.a_u, &out_.a_z, &u_, &z_})
+    for (Array* a : {&work_.c, &work_.a_u, &work_.a_z, &out_.c, &out_.a_u, &out_.a_z})
       a->resize(n_);
     for (Array* a : {&work_.a_r, &out_.a_r}) a->resize(exp_ ? n_ : 0);
     segment_first_ = 0;
     segment_.clear();
+    intervals_.clear();
   }
 
   Index steps() const { return static_cast<Index>(order_.size()); }
@@ -83,12 +93,36 @@ class ContinuousEgruReplay {
       if (exp_) out_.a_r = p_->b_r.array();
       return out_;
     }
-    if (i < segment_first_ || i >= segment_first_ + static_cast<Index>(segment_.size()))
-      recompute_segment_ending_at(i);
+    if (i < segment_first_ || i > segment_last()) recompute_segment_ending_at(i);
     return segment_[static_cast<std::size_t>(i - segment_first_)];
   }
 
+  // The interval that ends at the layer's i-th step (box kernel), from the forward recomputation
+  // when it passed there, else from the state after step i - 1. Valid until the next call.
+  const Interval& interval_before(Index i) {
+    if (i > segment_last() || i < segment_first_) recompute_segment_ending_at(i);
+    if (i == segment_first_) {  // a checkpoint: the interval belongs to the segment before
+      fill_interval(after(i - 1), i, boundary_);
+      return boundary_;
+    }
+    Interval& in = intervals_[static_cast<std::size_t>(i - segment_first_)];
+    if (!in.known) fill_interval(segment_[static_cast<std::size_t>(i - 1 - segment_first_)], i, in);
+    return in;
+  }
+
  private:
+  Index segment_last() const { return segment_first_ + static_cast<Index>(segment_.size()) - 1; }
+  Scalar time_before(Index i) const { return i > 0 ? step(i - 1).time : Scalar(0); }
+
+  // The gates of `before` and its c advanced to step i's time, as the forward pass computed them.
+  void fill_interval(const State& before, Index i, Interval& in) {
+    Cell::gates(before.a_u, before.a_z, in.u, in.z);
+    in.c_end = before.c;
+    const Scalar t0 = time_before(i), t1 = step(i).time;
+    if (t1 != t0) Cell::advance(in.c_end, in.u, in.z, t1 - t0, p_->tau_m);
+    in.known = true;
+  }
+
   // From the latest checkpoint at or before step `last`, forward to `last`.
   void recompute_segment_ending_at(Index last) {
     Index k = last;
@@ -101,18 +135,20 @@ class ContinuousEgruReplay {
     Scalar t_last = step(k).time;
     segment_first_ = k;
     segment_.resize(static_cast<std::size_t>(last - k + 1));
+    intervals_.resize(segment_.size());
     segment_[0] = work_;
     for (Index j = k + 1; j <= last; ++j) {
-      apply_step(step(j), t_last);
+      apply_step(step(j), t_last, intervals_[static_cast<std::size_t>(j - k)]);
       segment_[static_cast<std::size_t>(j - k)] = work_;
     }
   }
 
   // What the layer did at one step (continuous_egru_layer.hpp): c to the step time with the gates
   // of the interval, the resets of the units that crossed, the step's weight columns.
-  void apply_step(const TapeStep<Scalar>& st, Scalar& t_last) {
+  void apply_step(const TapeStep<Scalar>& st, Scalar& t_last, Interval& in) {
+    in.known = false;
     if (st.time != t_last) {
-      advance(t_last, st.time);
+      advance(t_last, st.time, in);
       t_last = st.time;
     }
     const TapeItem<Scalar>* items = tape_->items_of(st);
@@ -126,11 +162,14 @@ class ContinuousEgruReplay {
     }
   }
 
-  // The flow from t0 to t1 > t0, as the forward pass computed it.
-  void advance(Scalar t0, Scalar t1) {
+  // The flow from t0 to t1 > t0, as the forward pass computed it; with the box kernel, what the
+  // adjoint needs of the interval is kept in `in`.
+  void advance(Scalar t0, Scalar t1, Interval& in) {
     if (!exp_) {
-      Cell::gates(work_.a_u, work_.a_z, u_, z_);
-      Cell::advance(work_.c, u_, z_, t1 - t0, p_->tau_m);
+      Cell::gates(work_.a_u, work_.a_z, in.u, in.z);
+      Cell::advance(work_.c, in.u, in.z, t1 - t0, p_->tau_m);
+      in.c_end = work_.c;
+      in.known = true;
       return;
     }
     ExpKernelEgruFlow::integrate_c(*p_, work_.c, work_.a_u, work_.a_z, double(t0), double(t1),
@@ -146,9 +185,10 @@ class ContinuousEgruReplay {
   std::vector<std::int64_t> order_;  // the layer's steps, forward order (indices into the tape)
   std::vector<bool> checkpoint_;     // whether step i of the layer carries a checkpoint
   Index segment_first_ = 0;
-  std::vector<State> segment_;  // states after steps segment_first_, segment_first_ + 1, ...
+  std::vector<State> segment_;       // states after steps segment_first_, segment_first_ + 1, ...
+  std::vector<Interval> intervals_;  // the intervals ending at those steps (box kernel)
+  Interval boundary_;                // the interval ending at a checkpoint step
   State work_, out_;
-  Array u_, z_;
   bool exp_ = false;               // the exp gate kernel (else box)
   std::vector<double> flow_work_;  // ExpKernelEgruFlow's
 };

@@ -425,6 +425,9 @@ class NetworkOf {
       throw std::invalid_argument("loss_and_gradient: the network has no readout");
     const Network<Scalar> net = net_.clone();  // see simulate
     const std::size_t b = batch.size();
+    // Per-event input gradients are returned for a single sample only; without them the backward
+    // pass skips the zero-length intervals between simultaneous inputs (a binned stream's most).
+    const bool input_gradients = b == 1;
     std::vector<SampleOutcome<Scalar>> out(b);
     std::vector<std::exception_ptr> errors(b);  // rethrown in sample order, with their types
     {
@@ -432,7 +435,7 @@ class NetworkOf {
       parallel_samples(net, b, threads, [&](std::size_t i, Network<Scalar>& local) {
         try {
           out[i] = sample_loss_and_gradient(local, batch[i]->template sample<Scalar>(), kind, true,
-                                            {}, true, cfg_.run_settings());
+                                            {}, input_gradients, cfg_.run_settings());
         } catch (...) {
           errors[i] = std::current_exception();
         }
