@@ -116,7 +116,7 @@ class DenseEgruUnits {
   // The earliest crossing time and the smallest unit index at it: the minimum vectorised, then
   // the first unit holding it (a scalar compare-and-branch loop over every unit took a tenth of
   // settle() at 64 units). Only a NaN time (a state that is no longer finite) can leave no unit
-  // equal to the minimum; the plain scan then decides as it always did.
+  // equal to the minimum; Eigen's scan then decides (from unit 0, a strictly smaller time wins).
   void find_earliest() {
     const Scalar best = crossing_.minCoeff();
     for (Index m = 0; m < units(); ++m) {
@@ -126,14 +126,7 @@ class DenseEgruUnits {
         return;
       }
     }
-    earliest_time_ = crossing_[0];
-    earliest_unit_ = 0;
-    for (Index m = 1; m < units(); ++m) {
-      if (crossing_[m] < earliest_time_) {
-        earliest_time_ = crossing_[m];
-        earliest_unit_ = m;
-      }
-    }
+    earliest_time_ = crossing_.minCoeff(&earliest_unit_);
   }
 
   Array a_u_, a_r_, a_z_, c_;  // state at t_last_

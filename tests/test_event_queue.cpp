@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "events/event_queue.hpp"
 
 namespace {
@@ -60,6 +62,62 @@ TEST(EventQueue, ManyRandomEventsComeOutSorted) {
     EXPECT_TRUE(egret::event_precedes(prev, e));
     prev = e;
   }
+}
+
+// The engine's pattern: pop the earliest, push releases at now + window per stream (in order,
+// so they go to the FIFO runs), sometimes an out-of-order event (to the heap). Every pop must
+// be the one an ordered set of the same events gives, seq included; enough releases pile up
+// that the runs compact their consumed prefix.
+TEST(EventQueue, StreamsOfReleasesComeOutAsFromOneOrderedSet) {
+  struct Precedes {
+    bool operator()(const E& a, const E& b) const { return egret::event_precedes(a, b); }
+  };
+  egret::EventQueue<double> q;
+  std::set<E, Precedes> reference;
+  std::uint64_t seq = 0, s = 987654321;
+  auto random = [&s](std::uint64_t n) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (s >> 33) % n;
+  };
+  auto push = [&](E e) {
+    q.push(e);
+    e.seq = seq++;
+    reference.insert(e);
+  };
+  const EventKind kinds[] = {EventKind::kInputRelease, EventKind::kRecurrentRelease,
+                             EventKind::kReadout, EventKind::kSnapshot};
+  for (int k = 0; k < 8; ++k) push(ev(40.0 * k, EventKind::kReadout, 1, 0));
+  double now = 0;
+  std::size_t popped = 0;
+  for (int step = 0; step < 20000; ++step) {
+    // A growing phase (1.5 pushes per pop), then a shrinking one (0.5), in which the runs'
+    // consumed prefixes pass half of their storage and are dropped.
+    for (int k = 0, n = static_cast<int>(random(step < 10000 ? 4 : 2)); k < n; ++k) {
+      const EventKind kind = kinds[random(2)];
+      const egret::Index layer = static_cast<egret::Index>(random(3));
+      const double window = random(50) == 0 ? 0.25 * static_cast<double>(random(40)) : 5.0;
+      push(ev(now + window, kind, layer, static_cast<egret::Index>(random(6))));
+    }
+    if (random(200) == 0) push(ev(now + 1.0, kinds[2 + random(2)], 0, 1));
+    if (q.empty()) continue;
+    ASSERT_EQ(q.size(), reference.size());
+    const E got = q.pop(), want = *reference.begin();
+    reference.erase(reference.begin());
+    ASSERT_EQ(got.time, want.time) << "pop " << popped;
+    ASSERT_EQ(got.kind, want.kind) << "pop " << popped;
+    ASSERT_EQ(got.layer, want.layer) << "pop " << popped;
+    ASSERT_EQ(got.index, want.index) << "pop " << popped;
+    ASSERT_EQ(got.seq, want.seq) << "pop " << popped;
+    ASSERT_GE(got.time, now);
+    now = got.time;
+    ++popped;
+  }
+  EXPECT_GT(popped, 15000u);
+  while (!q.empty()) {
+    EXPECT_EQ(q.pop().seq, reference.begin()->seq);
+    reference.erase(reference.begin());
+  }
+  EXPECT_TRUE(reference.empty());
 }
 
 TEST(EventQueue, EmptyQueueAccessIsAnError) {
