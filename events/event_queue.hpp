@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -32,7 +33,9 @@ class EventQueue {
     const bool earliest = size_ == 0 || event_precedes(event, top());
     Run& run = runs_[run_of(event)];
     int where = kHeap;
-    if (run.empty() || event_precedes(run.back(), event)) {
+    // A NaN time is ordered against nothing (the engine refuses them before they get here): it
+    // goes to the heap, where it cannot block a run.
+    if (!std::isnan(event.time) && (run.empty() || event_precedes(run.back(), event))) {
       run.push_back(event);
       where = static_cast<int>(&run - runs_.data());
     } else {
@@ -103,7 +106,7 @@ class EventQueue {
   static std::size_t run_of(const Event<Scalar>& e) {
     const bool input = e.kind == EventKind::kInputRelease;
     if (!input && e.kind != EventKind::kRecurrentRelease) return kRuns - 1;
-    return 2 * static_cast<std::size_t>(std::min<Index>(e.layer, 1)) + (input ? 0 : 1);
+    return 2 * static_cast<std::size_t>(std::clamp<Index>(e.layer, 0, 1)) + (input ? 0 : 1);
   }
 
   void find_earliest() {

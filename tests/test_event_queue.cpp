@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <set>
 
 #include "events/event_queue.hpp"
@@ -118,6 +120,34 @@ TEST(EventQueue, StreamsOfReleasesComeOutAsFromOneOrderedSet) {
     reference.erase(reference.begin());
   }
   EXPECT_TRUE(reference.empty());
+}
+
+// Whatever the layer (even one no engine would push) and with infinite times, the order is
+// event_precedes; the queue is reusable after clear().
+TEST(EventQueue, AnyLayerAndInfiniteTimesKeepTheOrder) {
+  const double inf = std::numeric_limits<double>::infinity();
+  egret::EventQueue<double> q;
+  for (int round = 0; round < 2; ++round) {
+    q.clear();
+    std::vector<E> pushed = {
+        ev(inf, EventKind::kInputRelease, -1, 0),    ev(1.0, EventKind::kInputRelease, -1, 2),
+        ev(2.0, EventKind::kInputRelease, -1, 1),    ev(1.5, EventKind::kInputRelease, 7, 0),
+        ev(inf, EventKind::kRecurrentRelease, 0, 3), ev(0.5, EventKind::kRecurrentRelease, 3, 1),
+        ev(-inf, EventKind::kSnapshot, 0, 0)};
+    for (std::size_t i = 0; i < pushed.size(); ++i) {
+      q.push(pushed[i]);
+      pushed[i].seq = i;
+    }
+    std::sort(pushed.begin(), pushed.end(),
+              [](const E& a, const E& b) { return egret::event_precedes(a, b); });
+    for (const E& want : pushed) {
+      ASSERT_FALSE(q.empty());
+      const E got = q.pop();
+      EXPECT_EQ(got.seq, want.seq) << "round " << round;
+      EXPECT_EQ(got.time, want.time) << "round " << round;
+    }
+    EXPECT_TRUE(q.empty());
+  }
 }
 
 TEST(EventQueue, EmptyQueueAccessIsAnError) {
