@@ -12,11 +12,11 @@ dense layer's time over the sparse one's, in one process.
 """
 import argparse
 import json
-import time
 
 import numpy as np
 
 import egret
+from torch_comparison import best_of  # (no torch needed: the shared timing helper)
 
 CHANNELS, RATE_HZ, END_MS = 64, 50.0, 1000.0
 
@@ -41,15 +41,6 @@ def network(units, share, precision):
         layer["connectivity"] = {"input": share, "recurrent": share}
     config = {"seed": 1, "input_channels": CHANNELS, "layers": [layer], "readout_classes": 2}
     return egret.Network(json.dumps(config), precision=precision)
-
-
-def best_of(reps, fn):
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main():
