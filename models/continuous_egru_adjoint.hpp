@@ -35,21 +35,19 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
       last_time_adjoint_ = g_step;
       return g_step;
     }
-    // The gates over the interval and c at its end, and the state right after the previous step
-    // (both recomputed from the checkpoints).
+    // The gates over the interval and c at its end (recomputed from the checkpoints).
     const auto& in = replay_.interval_before(i);
-    const auto& before = replay_.after(i - 1);
     const TapeItem<Scalar>* items = tape.items_of(st);
     const bool crossing = st.kind == EventKind::kInternal;
     const Index m = crossing ? items[0].index : -1;  // the (first) crossing unit
-    const Scalar c0 = crossing ? before.c[m] : Scalar(0);
     const Scalar dt = st.time - (prev ? prev->time : Scalar(0));
     // The end of the interval moves with the step time: dL/dT gets lam_c . dc/dt there.
     const Scalar flow_term = (lam_c_ * in.u * (in.z - in.c_end)).sum() / p.tau_m;
     g_step += flow_term;
     Scalar lam_c0_extra = 0, to_previous = 0, routed = g_step;
     if (crossing) {
-      lam_c0_extra = crossing_time_adjoint(m, c0, in.u[m], in.z[m], g_step, tape.n_items(st));
+      const Scalar c0 = replay_.after(i - 1).c[m];  // the state right after the previous step
+      lam_c0_extra = this->crossing_time_adjoint(m, c0, in.u[m], in.z[m], g_step, tape.n_items(st));
       to_previous = g_step;
       routed = 0;
     }
@@ -72,26 +70,6 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   using Base::pending_time_;
   using Base::replay_;
   using Interval = typename ContinuousEgruReplay<Scalar>::Interval;
-
-  // The crossing time T = T_prev + dt*(c0, u, z, theta, tau_m) of unit m (u, z: its gates over
-  // the interval): its adjoint g goes to
-  // the state of the previous step (returned: the extra adjoint of c0), the gates and the
-  // parameters. dt* is recomputed from its arguments rather than T - T_prev: the difference of
-  // two large absolute times would lose digits (in float badly). A crossing the forward pass
-  // fired at once because rounding left c0 >= theta has no dependence on the state (dt* = 0).
-  Scalar crossing_time_adjoint(Index m, Scalar c0, Scalar u, Scalar z, Scalar g,
-                               std::int64_t n_crossing) {
-    const Params& p = *p_;
-    const Scalar dt_star = Cell::time_to_crossing(c0, u, z, p.theta[m], p.tau_m);
-    const auto d = dt_star > 0 ? Cell::crossing_partials(c0, u, z, p.theta[m], p.tau_m, dt_star)
-                               : typename Cell::CrossingPartials{0, 0, 0, 0, 0};
-    lam_u_[m] += g * d.u * Cell::sigmoid_derivative(u);
-    lam_z_[m] += g * d.z * Cell::candidate_derivative(z);
-    (*g_.theta)(m, 0) += g * d.theta;
-    (*g_.tau_m)(0, 0) += g * d.tau_m;
-    this->count_crossing(u * (z - p.theta[m]) / p.tau_m, n_crossing);
-    return g * d.c0;
-  }
 
   // Back across an interval of length dt with its gates and c at its end: lam(start) from
   // lam(end) in closed form, and the gates' adjoints.

@@ -18,7 +18,7 @@
 
 namespace egret {
 
-template <class Scalar>
+template <class Scalar, class Replay = ContinuousEgruReplay<Scalar>>
 class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
  public:
   using Params = ContinuousEgruParams<Scalar>;
@@ -165,6 +165,27 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     return !(this->time_adjoint_discarded(tape, st) && this->time_adjoint_discarded(tape, *prev));
   }
 
+  // The crossing time T = T_a + dt*(c0, u, z, theta, tau_m) of unit m, from its state c0 at an
+  // earlier step a and its gates u, z since then (the layer's previous step for a dense layer, the
+  // last step that touched m for a sparse one): its adjoint g goes to the gates and the
+  // parameters here, to the time of step a (by the caller), and to c0 (returned: the extra
+  // adjoint of c0). dt* is recomputed from its arguments rather than T - T_a: the difference of
+  // two large absolute times would lose digits (in float badly). A crossing the forward pass
+  // fired at once because rounding left c0 >= theta has no dependence on the state (dt* = 0).
+  Scalar crossing_time_adjoint(Index m, Scalar c0, Scalar u, Scalar z, Scalar g,
+                               std::int64_t n_crossing) {
+    const Params& p = *p_;
+    const Scalar dt_star = Cell::time_to_crossing(c0, u, z, p.theta[m], p.tau_m);
+    const auto d = dt_star > 0 ? Cell::crossing_partials(c0, u, z, p.theta[m], p.tau_m, dt_star)
+                               : typename Cell::CrossingPartials{0, 0, 0, 0, 0};
+    lam_u_[m] += g * d.u * Cell::sigmoid_derivative(u);
+    lam_z_[m] += g * d.z * Cell::candidate_derivative(z);
+    (*g_.theta)(m, 0) += g * d.theta;
+    (*g_.tau_m)(0, 0) += g * d.tau_m;
+    count_crossing(u * (z - p.theta[m]) / p.tau_m, n_crossing);
+    return g * d.c0;
+  }
+
   // One crossing counted for the report: several units at one time, or a grazing rate.
   void count_crossing(Scalar rate, std::int64_t n_crossing) {
     if (n_crossing > 1) ++simultaneous_;
@@ -172,8 +193,8 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   }
 
   std::shared_ptr<const Params> p_;
-  ContinuousEgruReplay<Scalar> replay_;  // the forward state after each step
-  Index position_ = 0;                   // the layer's step being visited (forward index)
+  Replay replay_;       // the forward states, recomputed
+  Index position_ = 0;  // the layer's step being visited (forward index)
   NamedParameters<Scalar> grad_;
   Views g_;
   Array lam_c_, lam_u_, lam_r_, lam_z_;  // adjoints of c, a_u, a_r, a_z (right after the step)

@@ -21,6 +21,7 @@
 #include "models/continuous_egru_exp_adjoint.hpp"
 #include "models/continuous_egru_exp_units.hpp"
 #include "models/continuous_egru_params.hpp"
+#include "models/continuous_egru_sparse_adjoint.hpp"
 #include "models/continuous_egru_sparse_units.hpp"
 #include "models/synapse_counting.hpp"
 #include "sim/layer.hpp"
@@ -164,11 +165,13 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
     if (p_->gate_kernel == GateKernel::kExp)
       return std::make_unique<ExpKernelEgruAdjoint<Scalar>>(p_);
+    if (p_->sparse) return std::make_unique<SparseEgruAdjoint<Scalar>>(p_);
     return std::make_unique<ContinuousEgruAdjoint<Scalar>>(p_);
   }
   // The tape keeps the state [c; a_u; a_z] (exp kernel: [c; a_u; a_z; a_r]) right after every
   // K-th step of the layer (the first included); the adjoint recomputes the steps in between
-  // forward from these checkpoints (continuous_egru_replay.hpp). The box kernel needs no a_r:
+  // forward from these checkpoints (continuous_egru_replay.hpp; a sparse layer's unit by unit,
+  // continuous_egru_sparse_replay.hpp). The box kernel needs no a_r:
   // each emission's reset gate is on the tape, and its a_r does not flow.
   void set_tape_recording(const TapeSettings& s) override {
     checkpoint_every_ = s.checkpoint_every > 0 ? s.checkpoint_every : auto_checkpoint_every();

@@ -17,6 +17,7 @@
 #include "models/box_egru_cell.hpp"
 #include "models/continuous_egru_columns.hpp"
 #include "models/continuous_egru_params.hpp"
+#include "models/continuous_egru_tape_steps.hpp"
 #include "models/exp_kernel_egru_flow.hpp"
 #include "sim/tape.hpp"
 
@@ -49,28 +50,12 @@ class ContinuousEgruReplay {
     return (p.gate_kernel == GateKernel::kExp ? 4 : 3) * p.units();
   }
 
-  // The layer's steps in forward order, and which of them carry a checkpoint.
+  // The layer's steps and checkpoints on the tape, and the buffers.
   void begin(const Tape<Scalar>& tape, Index layer, const Params& p) {
-    tape_ = &tape;
     p_ = &p;
     n_ = p.units();
-    order_.clear();
-    for (std::size_t s = 0; s < tape.steps.size(); ++s)
-      if (tape.steps[s].layer == layer) order_.push_back(static_cast<std::int64_t>(s));
-    checkpoint_.assign(order_.size(), false);
-    const auto& records = tape.step_states[static_cast<std::size_t>(layer)];
     exp_ = p.gate_kernel == GateKernel::kExp;
-    const Index width = state_width(p);
-    for (std::size_t i = 0; i < order_.size(); ++i) {
-      const std::int64_t from = step(static_cast<Index>(i)).state;
-      const std::int64_t to = i + 1 < order_.size() ? step(static_cast<Index>(i + 1)).state
-                                                    : static_cast<std::int64_t>(records.size());
-      if (to - from != 0 && to - from != width)
-        throw std::invalid_argument("continuous_egru adjoint: tape does not match the layer");
-      checkpoint_[i] = to - from != 0;
-    }
-    if (!order_.empty() && !checkpoint_[0])
-      throw std::invalid_argument("continuous_egru adjoint: the tape has no first checkpoint");
+    steps_.begin(tape, layer, state_width(p));
     for (Array* a : {&work_.c, &work_.a_u, &work_.a_z, &out_.c, &out_.a_u, &out_.a_z})
       a->resize(n_);
     for (Array* a : {&work_.a_r, &out_.a_r}) a->resize(exp_ ? n_ : 0);
@@ -79,10 +64,8 @@ class ContinuousEgruReplay {
     intervals_.clear();
   }
 
-  Index steps() const { return static_cast<Index>(order_.size()); }
-  const TapeStep<Scalar>& step(Index i) const {
-    return tape_->steps[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])];
-  }
+  Index steps() const { return steps_.steps(); }
+  const TapeStep<Scalar>& step(Index i) const { return steps_.step(i); }
 
   // The state right after the layer's i-th step; i = -1: the initial state.
   const State& after(Index i) {
@@ -112,7 +95,7 @@ class ContinuousEgruReplay {
 
  private:
   Index segment_last() const { return segment_first_ + static_cast<Index>(segment_.size()) - 1; }
-  Scalar time_before(Index i) const { return i > 0 ? step(i - 1).time : Scalar(0); }
+  Scalar time_before(Index i) const { return steps_.time(i - 1); }
 
   // The gates of `before` and its c advanced to step i's time, as the forward pass computed them.
   void fill_interval(const State& before, Index i, Interval& in) {
@@ -125,9 +108,8 @@ class ContinuousEgruReplay {
 
   // From the latest checkpoint at or before step `last`, forward to `last`.
   void recompute_segment_ending_at(Index last) {
-    Index k = last;
-    while (!checkpoint_[static_cast<std::size_t>(k)]) --k;
-    const Scalar* rec = tape_->step_state(step(k));
+    const Index k = steps_.checkpoint_at_or_before(last);
+    const Scalar* rec = steps_.tape().step_state(step(k));
     work_.c = Eigen::Map<const Array>(rec, n_);
     work_.a_u = Eigen::Map<const Array>(rec + n_, n_);
     work_.a_z = Eigen::Map<const Array>(rec + 2 * n_, n_);
@@ -138,21 +120,29 @@ class ContinuousEgruReplay {
     intervals_.resize(segment_.size());
     segment_[0] = work_;
     for (Index j = k + 1; j <= last; ++j) {
-      apply_step(step(j), t_last, intervals_[static_cast<std::size_t>(j - k)]);
+      apply_step(j, t_last, intervals_[static_cast<std::size_t>(j - k)]);
       segment_[static_cast<std::size_t>(j - k)] = work_;
     }
   }
 
   // What the layer did at one step (continuous_egru_layer.hpp): c to the step time with the gates
   // of the interval, the resets of the units that crossed, the step's weight columns.
-  void apply_step(const TapeStep<Scalar>& st, Scalar& t_last, Interval& in) {
+  // With the box kernel the interval is kept in `in` for the adjoint; an interval of length 0
+  // is filled only if the adjoint asks (a binned input stream is mostly such intervals).
+  void apply_step(Index j, Scalar& t_last, Interval& in) {
+    const TapeStep<Scalar>& st = step(j);
     in.known = false;
-    if (st.time != t_last) {
-      advance(t_last, st.time, in);
+    if (st.time != t_last) {  // t_last is step j - 1's time
+      if (exp_) {
+        advance_exp(t_last, st.time);
+      } else {
+        fill_interval(work_, j, in);
+        work_.c = in.c_end;
+      }
       t_last = st.time;
     }
-    const TapeItem<Scalar>* items = tape_->items_of(st);
-    const std::int64_t n_items = tape_->n_items(st);
+    const TapeItem<Scalar>* items = steps_.tape().items_of(st);
+    const std::int64_t n_items = steps_.tape().n_items(st);
     if (st.kind == EventKind::kInternal)
       for (std::int64_t k = 0; k < n_items; ++k) work_.c[items[k].index] = Cell::reset_state();
     for (std::int64_t k = 0; k < n_items; ++k) {
@@ -162,16 +152,8 @@ class ContinuousEgruReplay {
     }
   }
 
-  // The flow from t0 to t1 > t0, as the forward pass computed it; with the box kernel, what the
-  // adjoint needs of the interval is kept in `in`.
-  void advance(Scalar t0, Scalar t1, Interval& in) {
-    if (!exp_) {
-      Cell::gates(work_.a_u, work_.a_z, in.u, in.z);
-      Cell::advance(work_.c, in.u, in.z, t1 - t0, p_->tau_m);
-      in.c_end = work_.c;
-      in.known = true;
-      return;
-    }
+  // The exp kernel's flow from t0 to t1 > t0, as the forward pass computed it.
+  void advance_exp(Scalar t0, Scalar t1) {
     ExpKernelEgruFlow::integrate_c(*p_, work_.c, work_.a_u, work_.a_z, double(t0), double(t1),
                                    flow_work_, ExpKernelEgruFlow::Unobserved{});
     ExpKernelEgruFlow::relax(work_.a_u, p_->b_u, t1 - t0, p_->tau_s);
@@ -179,11 +161,9 @@ class ContinuousEgruReplay {
     ExpKernelEgruFlow::relax(work_.a_z, p_->b_z, t1 - t0, p_->tau_s);
   }
 
-  const Tape<Scalar>* tape_ = nullptr;
+  ContinuousEgruTapeSteps<Scalar> steps_;
   const Params* p_ = nullptr;
   Index n_ = 0;
-  std::vector<std::int64_t> order_;  // the layer's steps, forward order (indices into the tape)
-  std::vector<bool> checkpoint_;     // whether step i of the layer carries a checkpoint
   Index segment_first_ = 0;
   std::vector<State> segment_;       // states after steps segment_first_, segment_first_ + 1, ...
   std::vector<Interval> intervals_;  // the intervals ending at those steps (box kernel)

@@ -465,15 +465,21 @@ TEST(AdjointFiniteDifference, CheckpointedTapeGivesTheFullyTapedGradient) {
 }
 
 // A sparsely connected layer (ContinuousEgruParams::sparse) keeps each unit's state at its own
-// time and touches only an event's connections; the same weights in a dense layer give the same
-// events and, on the connections, the same gradient to rounding (1e-12 relative). Absent
-// connections get no gradient (the dense layer gives them one), and the checkpointed tape's
-// recomputation (dense, from each checkpoint) gives the fully taped gradient to rounding.
+// time and touches only an event's connections, forward and backward (its adjoint moves each
+// unit across its own pieces of trajectory, continuous_egru_sparse_adjoint.hpp); the same weights
+// in a dense layer give the same events and, on the connections, the same gradient to rounding
+// (1e-12 relative). Absent connections get no gradient (the dense layer gives them one), and the
+// checkpointed tape's recomputation (unit by unit, from each checkpoint) gives the fully taped
+// gradient to rounding.
 void make_sparse(Problem& pr, double fraction, std::uint64_t seed) {
   for (auto& p : pr.layers) {
     p.keep_random_connections(fraction, fraction, seed++);
     p.sparse = true;
   }
+}
+
+egret::Matrix<double> as_column(const std::vector<double>& v) {
+  return Eigen::Map<const egret::Matrix<double>>(v.data(), static_cast<Index>(v.size()), 1);
 }
 
 // Relative error of a parameter's gradient as a whole: max |a - b| <= rel * max |b|.
@@ -520,15 +526,64 @@ TEST(SparseConnectivity, SameEventsAndGradientAsTheDenseLayerOnTheConnections) {
   EXPECT_GT(absent, 1000u);
   EXPECT_GT(dense_nonzero, absent / 4) << "the dense layer should give absent weights gradients";
   expect_close(rs.grad.W_o, rd.grad.W_o, 1e-12, "W_o");
+  expect_close(as_column(rs.grad.input_time), as_column(rd.grad.input_time), 1e-12, "input_time");
+  expect_close(as_column(rs.grad.input_value), as_column(rd.grad.input_value), 1e-12,
+               "input_value");
 
-  for (std::int64_t k : {1, 5}) {  // checkpoint every step / every 5th
+  // Checkpoints every step, every 2nd, 5th and 7th, automatic, and one for the whole run.
+  for (std::int64_t k : {1, 2, 5, 7, 0, 100000}) {
     Problem q = sparse;
     q.checkpoint_every = k;
     const auto rk = run(q, true);
+    const std::string K = "K = " + std::to_string(k) + " ";
     for (std::size_t l = 0; l < q.layers.size(); ++l)
       for (const auto& e : rs.grad.layers[l])
-        expect_close(rk.grad.layers[l].at(e.spec.name, "test"), e.value, 1e-12,
-                     "K = " + std::to_string(k) + " " + e.spec.name);
+        expect_close(rk.grad.layers[l].at(e.spec.name, "test"), e.value, 1e-12, K + e.spec.name);
+    expect_close(as_column(rk.grad.input_time), as_column(rs.grad.input_time), 1e-12,
+                 K + "input_time");
+  }
+}
+
+// Binned inputs (many at one time), releases at the same times as inputs, held windows: a unit
+// touched by several steps at one time has pieces of length 0 between them, whose time terms
+// still count. The sparse layer's gradient is the dense layer's to rounding, with and without
+// the input time adjoints (training discards them).
+TEST(SparseConnectivity, SimultaneousStepsGiveTheDenseGradient) {
+  for (const bool held : {false, true}) {
+    SCOPED_TRACE(held ? "held windows" : "finite windows");
+    Problem sparse = random_problem(91, {20, 8}, 6, 60.0);
+    for (auto& e : sparse.input) e.time = 4 * std::ceil(e.time / 4);
+    for (auto& p : sparse.layers) {
+      if (held) p.window_input = p.window_recurrent = std::numeric_limits<double>::infinity();
+      if (!held) p.window_input = 4;  // releases at the next bin, with its inputs
+    }
+    make_sparse(sparse, 0.3, 13);
+    for (const bool input_times : {true, false}) {
+      sparse.input_time_adjoints = input_times;
+      Problem dense = sparse;
+      for (auto& p : dense.layers) p.sparse = false;
+      const auto rs = run(sparse, true), rd = run(dense, true);
+      ASSERT_TRUE(rs.report.ok()) << rs.report.first_problem;
+      ASSERT_GE(rs.emitted, 30u) << "scenario too quiet to be a test";
+      ASSERT_EQ(rs.events, rd.events);
+      for (std::size_t l = 0; l < sparse.layers.size(); ++l)
+        for (const auto& e : rd.grad.layers[l]) {
+          egret::Matrix<double> expected = e.value;
+          const char kind = e.spec.name[0];
+          if (kind == 'U' || kind == 'V') {  // the dense layer's gradient on the connections
+            const auto& w = kind == 'U' ? sparse.layers[l].U_u : sparse.layers[l].V_u;
+            expected = (w.array() == 0).select(0.0, expected);
+          }
+          expect_close(rs.grad.layers[l].at(e.spec.name, "test"), expected, 1e-12,
+                       "layer " + std::to_string(l) + " " + e.spec.name);
+        }
+      EXPECT_EQ(rs.grad.input_time.empty(), !input_times);
+      if (input_times)
+        expect_close(as_column(rs.grad.input_time), as_column(rd.grad.input_time), 1e-12,
+                     "input_time");
+      expect_close(as_column(rs.grad.input_value), as_column(rd.grad.input_value), 1e-12,
+                   "input_value");
+    }
   }
 }
 

@@ -1,0 +1,163 @@
+// The backward side of a sparsely connected continuous EGRU layer (ContinuousEgruParams::sparse,
+// box kernel), at the cost of the forward pass: per step, the connections of its columns and the
+// units they touch, not the layer's size.
+//
+// The dense adjoint (continuous_egru_adjoint.hpp) moves every unit's adjoints across every
+// interval of the layer. Here each unit's adjoints move across its own pieces of trajectory
+// (continuous_egru_sparse_replay.hpp): a piece ends at a step that touches the unit and is moved
+// back, in one closed-form step, when the backward pass reaches that step. Between the ends of its
+// pieces nothing changes a unit's adjoints: no jump reads or writes them, and the flow over
+// several intervals with the same gates composes to the flow over their union.
+//
+// The time adjoints follow the same split. A piece of unit m from step a to step e contributes
+// q = lam_c,m(T_e-) u_m (z_m - c_m(T_e-)) / tau_m to the time adjoint of e and -q to that of a
+// (lam_c (z - c) is constant along the piece); a unit untouched at a step has no term there,
+// since its two terms would cancel. A crossing's time depends on the crossing unit's anchor
+// (T = T_a + dt*(c_m(T_a+), u_m, z_m)): its time adjoint goes to step a, and its dependence on c
+// at the anchor into lam_c,m there. docs/adjoint.md §2b derives this from the dense adjoint.
+#pragma once
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "models/continuous_egru_jump_adjoint.hpp"
+#include "models/continuous_egru_sparse_replay.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseEgruReplay<Scalar>> {
+ public:
+  using Base = ContinuousEgruJumpAdjoint<Scalar, SparseEgruReplay<Scalar>>;
+  using typename Base::Cell;
+  using typename Base::Params;
+  using Piece = typename SparseEgruReplay<Scalar>::Piece;
+
+  explicit SparseEgruAdjoint(std::shared_ptr<const Params> p) : Base(std::move(p)) {}
+
+  void begin(const Tape<Scalar>& tape, Index layer) override {
+    Base::begin(tape, layer);
+    anchor_time_adjoint_.assign(static_cast<std::size_t>(replay_.steps()), Scalar(0));
+    touched_sum_ = 0;
+  }
+
+  // The jumps of the dense adjoint (ContinuousEgruJumpAdjoint::jump_adjoint) on the connections
+  // only: the receivers' adjoints are complete at the step (their later pieces were moved back
+  // when the backward pass met their ends).
+  void jump_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st, Scalar* d_value,
+                    Scalar* d_aux) override {
+    const TapeItem<Scalar>* items = tape.items_of(st);
+    for (std::int64_t k = 0, n = tape.n_items(st); k < n; ++k) {
+      const TapeItem<Scalar>& item = items[k];
+      const bool applied = item.kind == EventKind::kInput || item.kind == EventKind::kInternal;
+      const Scalar sign = applied ? Scalar(1) : Scalar(-1);  // a release removes the contribution
+      if (item.kind == EventKind::kInput || item.kind == EventKind::kInputRelease)
+        d_value[k] = sign * input_jump(item.index, sign * item.value);
+      else
+        recurrent_jump(item, sign, d_value[k], d_aux[k]);
+    }
+  }
+
+  Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
+                          Scalar d_time) override {
+    const Index i = this->visit_step(st);
+    const auto pieces = replay_.pieces_ending_at(i);
+    Scalar g = d_time + anchor_time_adjoint_[static_cast<std::size_t>(i)];
+    for (const Piece& pc : pieces) {  // the ends and starts of the pieces move with the steps
+      const Scalar q = lam_c_[pc.unit] * pc.u * (pc.z - pc.c_end) / p_->tau_m;
+      g += q;
+      add_to_anchor(pc.anchor, -q);
+    }
+    Scalar routed = g, lam_c0_extra = 0;
+    const bool crossing = st.kind == EventKind::kInternal;
+    if (crossing) {  // the (first) crossing unit's piece comes first
+      const Piece& pc = *pieces.begin();
+      lam_c0_extra =
+          this->crossing_time_adjoint(pc.unit, pc.c_start, pc.u, pc.z, g, tape.n_items(st));
+      add_to_anchor(pc.anchor, g);
+      routed = 0;
+    }
+    touched_sum_ = 0;
+    for (const Piece& pc : pieces) move_back(pc, st.time - replay_.time(pc.anchor));
+    if (crossing) lam_c_[pieces.begin()->unit] += lam_c0_extra;
+    touched_sum_ += lam_c0_extra;
+    last_time_adjoint_ = g;
+    return routed;
+  }
+
+  // Only the units this step touched changed: their adjoints' sum is finite exactly when each
+  // is (see the base's finite()).
+  bool finite() const override { return std::isfinite(last_time_adjoint_ + touched_sum_); }
+
+ private:
+  using Base::g_;
+  using Base::lam_c_;
+  using Base::lam_r_;
+  using Base::lam_u_;
+  using Base::lam_z_;
+  using Base::last_time_adjoint_;
+  using Base::p_;
+  using Base::replay_;
+
+  // An input x on channel j: the gradient of its weights and the adjoint of x (per unit x).
+  Scalar input_jump(Index j, Scalar x) {
+    Matrix<Scalar>&gu = *g_.U_u, &gr = *g_.U_r, &gz = *g_.U_z;
+    Scalar d = 0;
+    for (const auto& w : replay_.input_connections().column(j)) {
+      const Index m = w.row;
+      gu(m, j) += x * lam_u_[m];
+      gr(m, j) += x * lam_r_[m];
+      gz(m, j) += x * lam_z_[m];
+      d += w.u * lam_u_[m] + w.r * lam_r_[m] + w.z * lam_z_[m];
+    }
+    return d;
+  }
+  // An emission (or its release) of unit j with value y and reset gate r: the z column is scaled
+  // by r y.
+  void recurrent_jump(const TapeItem<Scalar>& item, Scalar sign, Scalar& d_value, Scalar& d_aux) {
+    Matrix<Scalar>&gu = *g_.V_u, &gr = *g_.V_r, &gz = *g_.V_z;
+    const Index j = item.index;
+    const Scalar y = sign * item.value, r = item.aux;
+    Scalar d_ur = 0, d_z = 0;
+    for (const auto& w : replay_.recurrent_connections().column(j)) {
+      const Index m = w.row;
+      gu(m, j) += y * lam_u_[m];
+      gr(m, j) += y * lam_r_[m];
+      gz(m, j) += (r * y) * lam_z_[m];
+      d_ur += w.u * lam_u_[m] + w.r * lam_r_[m];
+      d_z += w.z * lam_z_[m];
+    }
+    d_value = sign * (d_ur + r * d_z);
+    d_aux = sign * item.value * d_z;
+  }
+
+  // The adjoint of the time of step a (later added to what that step collects); the time 0 of
+  // the initial state is no variable.
+  void add_to_anchor(Index a, Scalar g) {
+    if (a >= 0) anchor_time_adjoint_[static_cast<std::size_t>(a)] += g;
+  }
+
+  // Back across one piece of length dt (BoxEgruCell::flow_adjoint for one unit): lam_c to the
+  // anchor, and the adjoints of the piece's gates.
+  void move_back(const Piece& pc, Scalar dt) {
+    const Index m = pc.unit;
+    if (dt != 0) {
+      const Scalar tau = p_->tau_m, lam_end = lam_c_[m];
+      const Scalar decay = std::exp(-pc.u * dt / tau);
+      const Scalar gap = lam_end * (pc.z - pc.c_end);
+      lam_z_[m] += lam_end * (Scalar(1) - decay) * Cell::candidate_derivative(pc.z);
+      lam_u_[m] += gap * (dt / tau) * Cell::sigmoid_derivative(pc.u);
+      (*g_.tau_m)(0, 0) -= gap * pc.u * dt / (tau * tau);
+      lam_c_[m] = lam_end * decay;
+    }
+    touched_sum_ += lam_c_[m] + lam_u_[m] + lam_r_[m] + lam_z_[m];
+  }
+
+  // Per step of the layer: the time adjoint that later steps route to it (crossings anchored
+  // there, the starts of pieces). Transient, one Scalar per step.
+  std::vector<Scalar> anchor_time_adjoint_;
+  Scalar touched_sum_ = 0;  // of the adjoints the current step changed
+};
+
+}  // namespace egret
