@@ -39,11 +39,12 @@ class SparseEgruReplay {
   using Connections = EgruConnections<Scalar>;
 
   // One unit's trajectory from its anchor step to the step that ends it: c goes from c_start to
-  // c_end with the gates (u, z) held.
+  // c_end over dt with the gates (u, z) held; decay = exp(-u dt / tau_m), which the adjoint
+  // needs again.
   struct Piece {
     Index unit;
     Index anchor;  // a step of the layer; -1: the initial state at t = 0
-    Scalar c_start, c_end, u, z;
+    Scalar c_start, c_end, u, z, dt, decay;
   };
   struct Pieces {
     const Piece *first, *last;
@@ -60,10 +61,11 @@ class SparseEgruReplay {
     steps_.begin(tape, layer, state_width(p));
     input_ = Connections::of(p.U_u, p.U_r, p.U_z);
     recurrent_ = Connections::of(p.V_u, p.V_r, p.V_z);
-    const auto n = static_cast<std::size_t>(p.units());
-    for (auto* v : {&c_, &a_u_, &a_z_, &u_, &z_}) v->assign(n, Scalar(0));
-    anchor_.assign(n, -1);
-    stamp_.assign(n, -2);
+    unit_.assign(static_cast<std::size_t>(p.units()), UnitState{});
+    for (auto* a :
+         {&batch_c_, &batch_u_, &batch_z_, &batch_dt_, &batch_a_u_, &batch_a_z_, &batch_decay_})
+      a->setZero(whole_packets(p.units()));
+    touched_.reserve(static_cast<std::size_t>(p.units()));
     first_ = 0;
     last_ = -1;
   }
@@ -103,20 +105,24 @@ class SparseEgruReplay {
     const Params& p = *p_;
     const Index n = p.units();
     const Scalar* rec = from >= 0 ? steps_.tape().step_state(step(from)) : nullptr;
+    const Scalar t = time(from);
     for (Index m = 0; m < n; ++m) {
-      const auto k = static_cast<std::size_t>(m);
-      c_[k] = rec ? rec[m] : p.c_init[m];
-      a_u_[k] = rec ? rec[n + m] : p.b_u[m];
-      a_z_[k] = rec ? rec[2 * n + m] : p.b_z[m];
-      u_[k] = Cell::update_gate(a_u_[k]);
-      z_[k] = Cell::candidate(a_z_[k]);
-      anchor_[k] = from;
+      UnitState& r = unit_[static_cast<std::size_t>(m)];
+      r.c = rec ? rec[m] : p.c_init[m];
+      r.a_u = rec ? rec[n + m] : p.b_u[m];
+      r.a_z = rec ? rec[2 * n + m] : p.b_z[m];
+      r.u = Cell::update_gate(r.a_u);
+      r.z = Cell::candidate(r.a_z);
+      r.t_anchor = t;
+      r.anchor = from;
+      r.stamp = -2;
     }
   }
 
-  // What the layer did at step j (continuous_egru_layer.hpp): the touched units' c brought to the
-  // step time with their gates so far (their pieces end here), the resets of the units that
-  // crossed, the step's weight columns, then the touched units' new gates.
+  // What the layer did at step j (continuous_egru_layer.hpp): the step's columns added on their
+  // connections, marking the units they touch; the touched units' c brought to the step time with
+  // their gates so far (their pieces end here) and their new gates, in one vectorised batch; the
+  // resets of the units that crossed.
   void apply_step(Index j) {
     const TapeStep<Scalar>& st = step(j);
     const Tape<Scalar>& tape = steps_.tape();
@@ -124,22 +130,15 @@ class SparseEgruReplay {
     const std::int64_t n_items = tape.n_items(st);
     const bool crossing = st.kind == EventKind::kInternal;
     touched_.clear();
-    if (crossing)
+    if (crossing)  // first, so that the first crossing unit's piece comes first
       for (std::int64_t k = 0; k < n_items; ++k) touch(items[k].index, j);
-    for (std::int64_t k = 0; k < n_items; ++k)
-      for (const auto& w : connections_of(items[k]).column(items[k].index)) touch(w.row, j);
+    for (std::int64_t k = 0; k < n_items; ++k) add_column(items[k], j);
     if (steps_.checkpoint(j))
       for (Index m = 0; m < p_->units(); ++m) touch(m, j);
     end_pieces(j, st.time);
     if (crossing)
       for (std::int64_t k = 0; k < n_items; ++k)
-        c_[static_cast<std::size_t>(items[k].index)] = Cell::reset_state();
-    for (std::int64_t k = 0; k < n_items; ++k) add_column(items[k]);
-    for (Index m : touched_) {
-      const auto k = static_cast<std::size_t>(m);
-      u_[k] = Cell::update_gate(a_u_[k]);
-      z_[k] = Cell::candidate(a_z_[k]);
-    }
+        unit_[static_cast<std::size_t>(items[k].index)].c = Cell::reset_state();
   }
 
   const Connections& connections_of(const TapeItem<Scalar>& it) const {
@@ -147,39 +146,78 @@ class SparseEgruReplay {
     return input ? input_ : recurrent_;
   }
   void touch(Index m, Index j) {
-    auto& stamp = stamp_[static_cast<std::size_t>(m)];
+    auto& stamp = unit_[static_cast<std::size_t>(m)].stamp;
     if (stamp == j) return;
     stamp = j;
     touched_.push_back(m);
   }
-  // The touched units' pieces end at step j (time t); their new pieces start there.
-  void end_pieces(Index j, Scalar t) {
-    for (Index m : touched_) {
-      const auto k = static_cast<std::size_t>(m);
-      const Scalar c_end = Cell::flow(c_[k], u_[k], z_[k], t - time(anchor_[k]), p_->tau_m);
-      pieces_.push_back({m, anchor_[k], c_[k], c_end, u_[k], z_[k]});
-      c_[k] = c_end;
-      anchor_[k] = j;
-    }
-  }
-  // The item's column added to the pre-activations, as SparseEgruUnits::add_column does.
-  void add_column(const TapeItem<Scalar>& it) {
+  // The item's column added to the pre-activations, as SparseEgruUnits::add_column does; the
+  // gates of the touched units are replaced only in end_pieces.
+  void add_column(const TapeItem<Scalar>& it, Index j) {
     const EgruColumn<Scalar> col = event_column(*p_, it.kind, it.index, it.value, it.aux);
     for (const auto& w : connections_of(it).column(it.index)) {
-      const auto k = static_cast<std::size_t>(w.row);
-      a_u_[k] += col.scale_ur * w.u;
-      a_z_[k] += col.scale_z * w.z;
+      UnitState& r = unit_[static_cast<std::size_t>(w.row)];
+      r.a_u += col.scale_ur * w.u;
+      r.a_z += col.scale_z * w.z;
+      touch(w.row, j);
     }
   }
+  // The touched units' pieces end at step j (time t) and their new ones start there. The flow
+  // and the gates run over whole SIMD packets (the lanes past the touched units hold finite
+  // leftovers, not read back), as in SparseEgruUnits::settle.
+  void end_pieces(Index j, Scalar t) {
+    const auto k = static_cast<Index>(touched_.size());
+    for (Index i = 0; i < k; ++i) {
+      const UnitState& r = unit_[static_cast<std::size_t>(touched_[static_cast<std::size_t>(i)])];
+      batch_c_[i] = r.c;
+      batch_u_[i] = r.u;
+      batch_z_[i] = r.z;
+      batch_dt_[i] = t - r.t_anchor;
+      batch_a_u_[i] = r.a_u;
+      batch_a_z_[i] = r.a_z;
+    }
+    const Index kp = whole_packets(k);
+    auto u = batch_u_.head(kp), z = batch_z_.head(kp), decay = batch_decay_.head(kp);
+    decay = (u * (-batch_dt_.head(kp) / p_->tau_m)).exp();
+    for (Index i = 0; i < k; ++i) {
+      const Index m = touched_[static_cast<std::size_t>(i)];
+      const Scalar c0 = batch_c_[i],
+                   c_end = c0 + (batch_z_[i] - c0) * (Scalar(1) - batch_decay_[i]);
+      pieces_.push_back({m, unit_[static_cast<std::size_t>(m)].anchor, c0, c_end, batch_u_[i],
+                         batch_z_[i], batch_dt_[i], batch_decay_[i]});
+    }
+    Cell::gates(batch_a_u_.head(kp), batch_a_z_.head(kp), u, z);
+    const Piece* ended = pieces_.data() + (pieces_.size() - static_cast<std::size_t>(k));
+    for (Index i = 0; i < k; ++i) {
+      const Piece& pc = ended[i];
+      UnitState& r = unit_[static_cast<std::size_t>(pc.unit)];
+      r.c = pc.c_end;
+      r.u = batch_u_[i];
+      r.z = batch_z_[i];
+      r.t_anchor = t;
+      r.anchor = j;
+    }
+  }
+  static Index whole_packets(Index k) {
+    constexpr Index lanes = Eigen::internal::packet_traits<Scalar>::size;
+    return (k + lanes - 1) / lanes * lanes;
+  }
+
+  // A unit's state during a run: c at its anchor (step and time), its pre-activations and its
+  // gates since then, and the last step that touched it (dedupes a step's touches). One record
+  // in one cache line, so that touching a unit reads one place.
+  struct alignas(64) UnitState {
+    Scalar c = 0, a_u = 0, a_z = 0, u = 0, z = 0, t_anchor = 0;
+    Index anchor = -1, stamp = -2;
+  };
 
   const Params* p_ = nullptr;
   ContinuousEgruTapeSteps<Scalar> steps_;
   Connections input_, recurrent_;
-  // Per unit during a run: c at its anchor, its pre-activations and gates since then.
-  std::vector<Scalar> c_, a_u_, a_z_, u_, z_;
-  std::vector<Index> anchor_;
-  std::vector<Index> stamp_;  // the last step that touched the unit (dedupes a step's touches)
-  std::vector<Index> touched_;
+  std::vector<UnitState> unit_;
+  std::vector<Index> touched_;  // by the current step, in order
+  using Array = typename Cell::Array;
+  Array batch_c_, batch_u_, batch_z_, batch_dt_, batch_a_u_, batch_a_z_, batch_decay_;
   Index first_ = 0, last_ = -1;         // the run: steps first_ .. last_
   std::vector<Piece> pieces_;           // the run's pieces, step by step
   std::vector<std::size_t> run_begin_;  // step first_ + k's pieces start at run_begin_[k]
