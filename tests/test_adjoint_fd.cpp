@@ -657,6 +657,72 @@ TEST(SparseConnectivity, FloatLayerFiresTheDenseFloatLayersEvents) {
   }
 }
 
+// The float sparse backward pass (its replay computes the touched units' flow and gates a SIMD
+// packet at a time, as the forward pass does) gives the float dense layer's gradient to float
+// rounding (1e-4 relative), with checkpoints every 7 steps and automatic.
+TEST(SparseConnectivity, FloatGradientIsTheDenseFloatGradient) {
+  using PF = egret::ContinuousEgruParams<float>;
+  typename PF::RandomInit init;
+  init.weight_scale = 1.5f;
+  init.bias_z = 0.5f;
+  init.bias_spread = 0.3f;
+  init.threshold = 0.3f;
+  PF dense = PF::random(64, 16, 43, init);
+  dense.tau_m = 10;
+  dense.window_input = 5;
+  dense.window_recurrent = 5;
+  dense.keep_random_connections(0.3f, 0.3f, 4);
+  egret::Readout<float> readout;
+  readout.W_o = egret::Matrix<float>::Random(3, 64);
+  readout.b_o = egret::Vector<float>::Zero(3);
+  const auto stream = egret::poisson_input<float>(16, 50.0, 150.0, 8);
+  egret::ReadoutTargets<float> targets;
+  targets.labels = {2};
+  auto gradient_of = [&](const PF& p, std::int64_t k, std::size_t& emitted) {
+    egret::Network<float> net;
+    net.add_layer(
+        std::make_unique<egret::ContinuousEgruLayer<float>>(std::make_shared<const PF>(p)));
+    net.set_readout(readout);
+    egret::Tape<float> tape;
+    egret::SimOptions<float> opt;
+    opt.end_time = 150;
+    opt.readout_times = {150};
+    opt.tape = &tape;
+    opt.tape_checkpoint_every = k;
+    const auto fwd = egret::simulate(net, stream, opt);
+    emitted = fwd.trace.size();
+    const auto loss =
+        egret::evaluate_loss(egret::LossKind::kSoftmaxCrossEntropy, fwd.readouts, targets);
+    auto grad = egret::zero_gradient(net, stream.size());
+    const auto d_o = egret::readout_backward(net, fwd, loss.dlogits, grad);
+    const auto report = egret::reverse_sweep(net, tape, fwd, d_o, grad);
+    EXPECT_TRUE(report.ok()) << report.first_problem;
+    return grad;
+  };
+  PF sparse = dense;
+  sparse.sparse = true;
+  std::size_t emitted_dense = 0, emitted_sparse = 0;
+  const auto gd = gradient_of(dense, 0, emitted_dense);
+  ASSERT_GE(emitted_dense, 200u) << "scenario too quiet to be a test";
+  double worst = 0;
+  for (std::int64_t k : {7, 0}) {
+    const auto gs = gradient_of(sparse, k, emitted_sparse);
+    ASSERT_EQ(emitted_sparse, emitted_dense);
+    for (const auto& e : gd.layers[0]) {
+      egret::Matrix<float> expected = e.value;
+      if (e.spec.name[0] == 'U' || e.spec.name[0] == 'V')
+        expected = ((e.spec.name[0] == 'U' ? sparse.U_u : sparse.V_u).array() == 0.0f)
+                       .select(0.0f, expected);
+      const auto& got = gs.layers[0].at(e.spec.name, "test");
+      const float err = (got - expected).cwiseAbs().maxCoeff();
+      const float scale = expected.cwiseAbs().maxCoeff();
+      EXPECT_LE(err, 1e-4f * scale) << "K = " << k << " " << e.spec.name;
+      if (scale > 0) worst = std::max(worst, double(err / scale));
+    }
+  }
+  std::printf("  float sparse against float dense: worst relative error %.2e\n", worst);
+}
+
 TEST(SparseConnectivity, GradientAgainstFiniteDifferences) {
   FdStats st;
   for (std::uint64_t seed : {81, 82}) {
