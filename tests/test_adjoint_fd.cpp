@@ -621,22 +621,30 @@ TEST(SparseConnectivity, TiedCrossingsBeyondTheEarliestListGiveTheDenseLayersEve
                  name);
 }
 
-// In float, where a unit record is one AVX packet wide and the sparse layer gathers the touched
-// units' records a packet at a time (SparseEgruUnits::gather_whole_packets), the sparse layer
-// fires the dense float layer's events. An event touches about 19 of the 64 units, so most of
-// the gather goes through whole packets and the rest through the field-by-field copy.
-TEST(SparseConnectivity, FloatLayerFiresTheDenseFloatLayersEvents) {
-  using PF = egret::ContinuousEgruParams<float>;
+using PF = egret::ContinuousEgruParams<float>;
+
+// A float layer of 64 units and 16 channels, 30 % connected (the weights of a dense layer with
+// the zeros of a sparse one).
+PF float_layer_with_absent_connections(std::uint64_t seed, std::uint64_t connection_seed) {
   typename PF::RandomInit init;
   init.weight_scale = 1.5f;
   init.bias_z = 0.5f;
   init.bias_spread = 0.3f;
   init.threshold = 0.3f;
-  PF dense = PF::random(64, 16, 42, init);
-  dense.tau_m = 10;
-  dense.window_input = 5;
-  dense.window_recurrent = 5;
-  dense.keep_random_connections(0.3f, 0.3f, 3);
+  PF p = PF::random(64, 16, seed, init);
+  p.tau_m = 10;
+  p.window_input = 5;
+  p.window_recurrent = 5;
+  p.keep_random_connections(0.3f, 0.3f, connection_seed);
+  return p;
+}
+
+// In float, where a unit record is one AVX packet wide and the sparse layer gathers the touched
+// units' records a packet at a time (SparseEgruUnits::gather_whole_packets), the sparse layer
+// fires the dense float layer's events. An event touches about 19 of the 64 units, so most of
+// the gather goes through whole packets and the rest through the field-by-field copy.
+TEST(SparseConnectivity, FloatLayerFiresTheDenseFloatLayersEvents) {
+  PF dense = float_layer_with_absent_connections(42, 3);
   PF sparse = dense;
   sparse.sparse = true;
   const auto input = egret::poisson_input<float>(16, 50.0, 200.0, 7);
@@ -661,17 +669,7 @@ TEST(SparseConnectivity, FloatLayerFiresTheDenseFloatLayersEvents) {
 // packet at a time, as the forward pass does) gives the float dense layer's gradient to float
 // rounding (1e-4 relative), with checkpoints every 7 steps and automatic.
 TEST(SparseConnectivity, FloatGradientIsTheDenseFloatGradient) {
-  using PF = egret::ContinuousEgruParams<float>;
-  typename PF::RandomInit init;
-  init.weight_scale = 1.5f;
-  init.bias_z = 0.5f;
-  init.bias_spread = 0.3f;
-  init.threshold = 0.3f;
-  PF dense = PF::random(64, 16, 43, init);
-  dense.tau_m = 10;
-  dense.window_input = 5;
-  dense.window_recurrent = 5;
-  dense.keep_random_connections(0.3f, 0.3f, 4);
+  PF dense = float_layer_with_absent_connections(43, 4);
   egret::Readout<float> readout;
   readout.W_o = egret::Matrix<float>::Random(3, 64);
   readout.b_o = egret::Vector<float>::Zero(3);
