@@ -76,13 +76,9 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
 
   void add_output_time_constant_gradient(Scalar d) override { (*g_.tau_o)(0, 0) += d; }
 
-  // At t = 0 the pre-activations are the biases and c is c_init: their adjoints are the
-  // gradients of the biases and of c_init.
+  // The state at t = 0, and the gradients of absent weights cleared.
   void finish() override {
-    g_.c_init->col(0) += lam_c_.matrix();
-    *g_.b_u += lam_u_.matrix();
-    *g_.b_r += lam_r_.matrix();
-    *g_.b_z += lam_z_.matrix();
+    add_initial_state_gradient();
     if (p_->sparse) {
       keep_connections(p_->U_u, p_->U_r, p_->U_z, *g_.U_u, *g_.U_r, *g_.U_z);
       keep_connections(p_->V_u, p_->V_r, p_->V_z, *g_.V_u, *g_.V_r, *g_.V_z);
@@ -107,6 +103,15 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   }
 
  protected:
+  // At t = 0 the pre-activations are the biases and c is c_init: their adjoints are the
+  // gradients of the biases and of c_init.
+  void add_initial_state_gradient() {
+    g_.c_init->col(0) += lam_c_.matrix();
+    *g_.b_u += lam_u_.matrix();
+    *g_.b_r += lam_r_.matrix();
+    *g_.b_z += lam_z_.matrix();
+  }
+
   // The layer's index of `st`, which the sweep visits latest first, and the step before it
   // (nullptr for the first).
   Index visit_step(const TapeStep<Scalar>& st) {

@@ -36,7 +36,11 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   using Array = typename Cell::Array;
 
   explicit ContinuousEgruLayer(std::shared_ptr<const Params> params)
-      : p_(checked(std::move(params))), units_(make_units(*p_)) {
+      : p_(checked(std::move(params))),
+        connections_(p_->sparse && p_->gate_kernel == GateKernel::kBox
+                         ? SparseEgruConnections<Scalar>::of(*p_)
+                         : nullptr),
+        units_(make_units(*p_, connections_)) {
     count_patterns();
     reset();
   }
@@ -165,7 +169,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
     if (p_->gate_kernel == GateKernel::kExp)
       return std::make_unique<ExpKernelEgruAdjoint<Scalar>>(p_);
-    if (p_->sparse) return std::make_unique<SparseEgruAdjoint<Scalar>>(p_);
+    if (p_->sparse) return std::make_unique<SparseEgruAdjoint<Scalar>>(p_, connections_);
     return std::make_unique<ContinuousEgruAdjoint<Scalar>>(p_);
   }
   // The tape keeps the state [c; a_u; a_z] (exp kernel: [c; a_u; a_z; a_r]) right after every
@@ -263,9 +267,10 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
   using Units =
       std::variant<DenseEgruUnits<Scalar>, SparseEgruUnits<Scalar>, ExpKernelEgruUnits<Scalar>>;
-  static Units make_units(const Params& p) {
+  static Units make_units(const Params& p,
+                          std::shared_ptr<const SparseEgruConnections<Scalar>> connections) {
     if (p.gate_kernel == GateKernel::kExp) return Units(std::in_place_index<2>, p);
-    if (p.sparse) return Units(std::in_place_index<1>, p);
+    if (p.sparse) return Units(std::in_place_index<1>, p, std::move(connections));
     return Units(std::in_place_index<0>, p);
   }
   // f(the units' state), whichever class holds it. The state is mutable: settling it (the
@@ -285,6 +290,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
 
   std::shared_ptr<const Params> p_;
+  std::shared_ptr<const SparseEgruConnections<Scalar>> connections_;  // a sparse box layer's
   mutable Units units_;
   std::vector<Index> firing_;
   std::vector<Column> columns_;

@@ -14,7 +14,8 @@
 // (lam_c (z - c) is constant along the piece); a unit untouched at a step has no term there,
 // since its two terms would cancel. A crossing's time depends on the crossing unit's anchor
 // (T = T_a + dt*(c_m(T_a+), u_m, z_m)): its time adjoint goes to step a, and its dependence on c
-// at the anchor into lam_c,m there. docs/adjoint.md §2b derives this from the dense adjoint.
+// at the anchor into lam_c,m there. docs/adjoint.md §2 (Sparse layers) derives this from the dense
+// adjoint.
 #pragma once
 
 #include <cmath>
@@ -34,7 +35,12 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
   using typename Base::Params;
   using Piece = typename SparseEgruReplay<Scalar>::Piece;
 
-  explicit SparseEgruAdjoint(std::shared_ptr<const Params> p) : Base(std::move(p)) {}
+  // `connections`: the layer's (SparseEgruConnections::of its parameters).
+  SparseEgruAdjoint(std::shared_ptr<const Params> p,
+                    std::shared_ptr<const SparseEgruConnections<Scalar>> connections)
+      : Base(std::move(p)) {
+    replay_.use_connections(std::move(connections));
+  }
 
   void begin(const Tape<Scalar>& tape, Index layer) override {
     Base::begin(tape, layer);
@@ -49,7 +55,9 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     scatter(replay_.input_connections(), input_grad_, *g_.U_u, *g_.U_r, *g_.U_z);
     scatter(replay_.recurrent_connections(), recurrent_grad_, *g_.V_u, *g_.V_r, *g_.V_z);
     (*g_.tau_m)(0, 0) += d_tau_m_;
-    Base::finish();
+    // Only connections were written: no absent weight (nor, without self-recurrence, the
+    // diagonal of V) has a gradient to clear.
+    this->add_initial_state_gradient();
   }
 
   // The jumps of the dense adjoint (ContinuousEgruJumpAdjoint::jump_adjoint) on the connections
@@ -96,7 +104,9 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
   }
 
   // Only the units this step touched changed: their adjoints' sum is finite exactly when each
-  // is (see the base's finite()).
+  // is (see the base's finite()). A non-finite adjoint is reported at the step where it arises
+  // (the dense adjoint reports every later step too: BackwardReport::nonfinite_steps differs,
+  // ok() and first_problem do not).
   bool finite() const override { return std::isfinite(last_time_adjoint_ + touched_sum_); }
 
  private:

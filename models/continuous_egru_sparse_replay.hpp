@@ -19,7 +19,8 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
+#include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "models/box_egru_cell.hpp"
@@ -56,11 +57,15 @@ class SparseEgruReplay {
   // The checkpoints are the dense layer's [c; a_u; a_z].
   static Index state_width(const Params& p) { return 3 * p.units(); }
 
+  // The layer's connections (SparseEgruConnections::of its parameters), before begin().
+  void use_connections(std::shared_ptr<const SparseEgruConnections<Scalar>> connections) {
+    connections_ = std::move(connections);
+  }
+
   void begin(const Tape<Scalar>& tape, Index layer, const Params& p) {
+    if (!connections_) throw std::logic_error("SparseEgruReplay: no connections");
     p_ = &p;
     steps_.begin(tape, layer, state_width(p));
-    input_ = Connections::of(p.U_u, p.U_r, p.U_z);
-    recurrent_ = Connections::of(p.V_u, p.V_r, p.V_z);
     unit_.assign(static_cast<std::size_t>(p.units()), UnitState{});
     for (auto* a :
          {&batch_c_, &batch_u_, &batch_z_, &batch_dt_, &batch_a_u_, &batch_a_z_, &batch_decay_})
@@ -73,8 +78,8 @@ class SparseEgruReplay {
   Index steps() const { return steps_.steps(); }
   const TapeStep<Scalar>& step(Index i) const { return steps_.step(i); }
   Scalar time(Index i) const { return steps_.time(i); }  // i = -1: t = 0
-  const Connections& input_connections() const { return input_; }
-  const Connections& recurrent_connections() const { return recurrent_; }
+  const Connections& input_connections() const { return connections_->input; }
+  const Connections& recurrent_connections() const { return connections_->recurrent; }
 
   // The pieces that end at the layer's step i: the crossing units first (in the step's order, so
   // the first crossing unit's piece comes first), then the units the step's columns connect to,
@@ -101,21 +106,28 @@ class SparseEgruReplay {
   }
 
   // Every unit anchored at step `from` with the checkpoint's state (from = -1: the initial one).
+  // The gates through Cell::gates, as the forward pass computed them.
   void load_state(Index from) {
     const Params& p = *p_;
     const Index n = p.units();
     const Scalar* rec = from >= 0 ? steps_.tape().step_state(step(from)) : nullptr;
     const Scalar t = time(from);
     for (Index m = 0; m < n; ++m) {
+      batch_a_u_[m] = rec ? rec[n + m] : p.b_u[m];
+      batch_a_z_[m] = rec ? rec[2 * n + m] : p.b_z[m];
+    }
+    const Index np = whole_packets(n);
+    Cell::gates(batch_a_u_.head(np), batch_a_z_.head(np), batch_u_.head(np), batch_z_.head(np));
+    for (Index m = 0; m < n; ++m) {
       UnitState& r = unit_[static_cast<std::size_t>(m)];
-      r.c = rec ? rec[m] : p.c_init[m];
-      r.a_u = rec ? rec[n + m] : p.b_u[m];
-      r.a_z = rec ? rec[2 * n + m] : p.b_z[m];
-      r.u = Cell::update_gate(r.a_u);
-      r.z = Cell::candidate(r.a_z);
-      r.t_anchor = t;
-      r.anchor = from;
-      r.stamp = -2;
+      r = {rec ? rec[m] : p.c_init[m],
+           batch_a_u_[m],
+           batch_a_z_[m],
+           batch_u_[m],
+           batch_z_[m],
+           t,
+           from,
+           -2};
     }
   }
 
@@ -143,7 +155,7 @@ class SparseEgruReplay {
 
   const Connections& connections_of(const TapeItem<Scalar>& it) const {
     const bool input = it.kind == EventKind::kInput || it.kind == EventKind::kInputRelease;
-    return input ? input_ : recurrent_;
+    return input ? connections_->input : connections_->recurrent;
   }
   void touch(Index m, Index j) {
     auto& stamp = unit_[static_cast<std::size_t>(m)].stamp;
@@ -213,7 +225,7 @@ class SparseEgruReplay {
 
   const Params* p_ = nullptr;
   ContinuousEgruTapeSteps<Scalar> steps_;
-  Connections input_, recurrent_;
+  std::shared_ptr<const SparseEgruConnections<Scalar>> connections_;
   std::vector<UnitState> unit_;
   std::vector<Index> touched_;  // by the current step, in order
   using Array = typename Cell::Array;

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -58,9 +59,10 @@ class SparseEgruUnits {
   static constexpr bool kRecordIsOnePacketWide =
       Eigen::internal::packet_traits<Scalar>::size == static_cast<int>(kRecordFields);
 
-  explicit SparseEgruUnits(const Params& p)
-      : input_(EgruConnections<Scalar>::of(p.U_u, p.U_r, p.U_z)),
-        recurrent_(EgruConnections<Scalar>::of(p.V_u, p.V_r, p.V_z)) {
+  // `connections`: the layer's (SparseEgruConnections::of(p)), shared with its copies.
+  SparseEgruUnits(const Params& p, std::shared_ptr<const SparseEgruConnections<Scalar>> connections)
+      : connections_(std::move(connections)) {
+    if (!connections_) throw std::logic_error("SparseEgruUnits: no connections");
     const Index n = p.units();
     unit_.resize(static_cast<std::size_t>(n));
     for (Array* a : {&gather_c_, &gather_u_, &gather_z_, &gather_dt_, &gather_a_u_, &gather_a_z_,
@@ -111,7 +113,7 @@ class SparseEgruUnits {
   // by settle(), all together: the flow up to now() uses the gates before the event, which
   // settle() has not yet replaced.
   void add_column(const EgruColumn<Scalar>& col) {
-    const EgruConnections<Scalar>& conn = col.input ? input_ : recurrent_;
+    const EgruConnections<Scalar>& conn = col.input ? connections_->input : connections_->recurrent;
     const auto k = static_cast<std::size_t>(col.index);
     const auto* connection = conn.connections.data();
     for (std::int64_t e = conn.start[k]; e < conn.start[k + 1]; ++e) {
@@ -333,7 +335,7 @@ class SparseEgruUnits {
     touched_.push_back(m);
   }
 
-  EgruConnections<Scalar> input_, recurrent_;
+  std::shared_ptr<const SparseEgruConnections<Scalar>> connections_;
   std::vector<UnitRecord> unit_;
   Array crossing_;  // each unit's next crossing time or a lower bound of it (kExact)
   Scalar now_ = 0;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -50,6 +51,21 @@ struct EgruConnections {
       }
       c.start.push_back(static_cast<std::int64_t>(c.connections.size()));
     }
+    return c;
+  }
+};
+
+// Both sender kinds of a sparse layer: built once per layer from its weights, and shared by the
+// layer's copies (one per worker) and by its backward passes, which walk the same columns.
+template <class Scalar>
+struct SparseEgruConnections {
+  EgruConnections<Scalar> input, recurrent;
+
+  template <class Params>  // ContinuousEgruParams<Scalar>
+  static std::shared_ptr<const SparseEgruConnections> of(const Params& p) {
+    auto c = std::make_shared<SparseEgruConnections>();
+    c->input = EgruConnections<Scalar>::of(p.U_u, p.U_r, p.U_z);
+    c->recurrent = EgruConnections<Scalar>::of(p.V_u, p.V_r, p.V_z);
     return c;
   }
 };
