@@ -197,7 +197,7 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
         d_tau -= gap * pc.u * pc.dt;
         lam_c_[m] = lam_end * pc.decay;
       }
-      sum += lam_c_[m] + lam_u_[m] + lam_r_[m] + lam_z_[m];
+      sum += (lam_c_[m] + lam_u_[m]) + (lam_r_[m] + lam_z_[m]);  // two short chains, not one long
     }
     d_tau_m_ += d_tau / (tau * tau);
     touched_sum_ = sum;
