@@ -73,7 +73,7 @@ class SparseEgruReplay {
     unit_.assign(static_cast<std::size_t>(p.units()), UnitState{});
     for (auto* a :
          {&batch_c_, &batch_u_, &batch_z_, &batch_dt_, &batch_a_u_, &batch_a_z_, &batch_decay_})
-      a->setZero(whole_packets(p.units()));
+      a->setZero(Cell::whole_packets(p.units()));
     touched_.reserve(static_cast<std::size_t>(p.units()));
     batch_anchor_.resize(static_cast<std::size_t>(p.units()));
     first_ = 0;
@@ -121,7 +121,7 @@ class SparseEgruReplay {
       batch_a_u_[m] = rec ? rec[n + m] : p.b_u[m];
       batch_a_z_[m] = rec ? rec[2 * n + m] : p.b_z[m];
     }
-    const Index np = whole_packets(n);
+    const Index np = Cell::whole_packets(n);
     Cell::gates(batch_a_u_.head(np), batch_a_z_.head(np), batch_u_.head(np), batch_z_.head(np));
     for (Index m = 0; m < n; ++m) {
       UnitState& r = unit_[static_cast<std::size_t>(m)];
@@ -194,7 +194,7 @@ class SparseEgruReplay {
       batch_a_z_[i] = r.a_z;
       batch_anchor_[static_cast<std::size_t>(i)] = r.anchor;
     }
-    const Index kp = whole_packets(k);
+    const Index kp = Cell::whole_packets(k);
     auto u = batch_u_.head(kp), z = batch_z_.head(kp), decay = batch_decay_.head(kp);
     decay = (u * (-batch_dt_.head(kp) / p_->tau_m)).exp();
     const std::size_t at = pieces_.size();
@@ -223,10 +223,6 @@ class SparseEgruReplay {
       r.t_anchor = t;
       r.anchor = j;
     }
-  }
-  static Index whole_packets(Index k) {
-    constexpr Index lanes = Eigen::internal::packet_traits<Scalar>::size;
-    return (k + lanes - 1) / lanes * lanes;
   }
 
   // A unit's state during a run: c at its anchor (step and time), its pre-activations and its

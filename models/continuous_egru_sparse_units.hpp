@@ -67,7 +67,7 @@ class SparseEgruUnits {
     unit_.resize(static_cast<std::size_t>(n));
     for (Array* a : {&gather_c_, &gather_u_, &gather_z_, &gather_dt_, &gather_a_u_, &gather_a_z_,
                      &gather_theta_, &gather_crossing_})
-      a->setZero(whole_packets(n));
+      a->setZero(Cell::whole_packets(n));
     status_.assign(static_cast<std::size_t>(n), 0);
     crossing_.setConstant(n, std::numeric_limits<Scalar>::infinity());
     touched_.reserve(static_cast<std::size_t>(n));
@@ -144,7 +144,7 @@ class SparseEgruUnits {
     // packets: the lanes past k hold finite leftovers and their results are not scattered, and
     // without them Eigen finishes each expression with scalar exp and divisions (about 5 % of
     // the event's time at k = 100 in float).
-    const Index kp = whole_packets(k);
+    const Index kp = Cell::whole_packets(k);
     auto c = gather_c_.head(kp), u = gather_u_.head(kp), z = gather_z_.head(kp);
     c += (z - c) * (Scalar(1) - (u * (-gather_dt_.head(kp) / p.tau_m)).exp());
     Cell::gates(gather_a_u_.head(kp), gather_a_z_.head(kp), u, z);
@@ -205,11 +205,6 @@ class SparseEgruUnits {
   }
 
  private:
-  // k rounded up to whole SIMD packets of Scalar.
-  static Index whole_packets(Index k) {
-    constexpr Index lanes = Eigen::internal::packet_traits<Scalar>::size;
-    return (k + lanes - 1) / lanes * lanes;
-  }
   UnitRecord& unit(Index m) { return unit_[static_cast<std::size_t>(m)]; }
   const UnitRecord& unit(Index m) const { return unit_[static_cast<std::size_t>(m)]; }
 

@@ -20,6 +20,14 @@ struct EgruGates {
     return Scalar(1) - Scalar(2) / (Scalar(1) + std::exp(Scalar(2) * a_z));
   }
 
+  // k rounded up to whole SIMD packets of Scalar: the sparse layer's gathered batches
+  // (continuous_egru_sparse_units.hpp, continuous_egru_sparse_replay.hpp) run their array forms
+  // over whole packets, so that Eigen does not finish them with scalar exp and divisions.
+  static Eigen::Index whole_packets(Eigen::Index k) {
+    constexpr Eigen::Index lanes = Eigen::internal::packet_traits<Scalar>::size;
+    return (k + lanes - 1) / lanes * lanes;
+  }
+
   // Derivatives in terms of the gate values: du/da_u = u (1 - u), dz/da_z = 1 - z^2.
   static Scalar sigmoid_derivative(Scalar s) { return s * (Scalar(1) - s); }
   static Scalar candidate_derivative(Scalar z) { return Scalar(1) - z * z; }
