@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -67,11 +68,14 @@ std::pair<double, double> hops_per_event(const Placement& pl, std::size_t a, std
   return {ew / sources, ns / sources};
 }
 
+// SANA-FE's table lookup (src/utils.hpp LookupTable::get): the entry of the largest tile count at
+// or below the mapped tiles, or the first entry when every count is above it.
 double step_sync_ns(const HardwareProfile& p, std::uint64_t tiles) {
-  if (p.step_sync_ns_by_tiles.empty()) return 0;
-  const auto it = p.step_sync_ns_by_tiles.lower_bound(static_cast<long long>(tiles));
-  return it != p.step_sync_ns_by_tiles.end() ? it->second
-                                             : p.step_sync_ns_by_tiles.rbegin()->second;
+  const auto& table = p.step_sync_ns_by_tiles;
+  if (table.empty()) return 0;
+  auto it = table.upper_bound(static_cast<long long>(tiles));
+  if (it == table.begin()) return it->second;
+  return std::prev(it)->second;
 }
 
 std::uint64_t attribute_count(const TraceData::Layer& L, const char* key,
@@ -108,7 +112,8 @@ LayerWork work_of(const TraceData::Layer& L, std::size_t s, const std::string& w
 
 std::map<std::string, double> charged_operations(const LayerWork& w, const HardwareProfile& p,
                                                  std::uint64_t destination_cores,
-                                                 double hops_east_west, double hops_north_south) {
+                                                 double hops_east_west, double hops_north_south,
+                                                 std::uint64_t packets_received) {
   const auto d = [](std::uint64_t v) { return static_cast<double>(v); };
   std::map<std::string, double> ops;
   const double unit_steps = d(w.units) * d(w.steps);
@@ -121,6 +126,7 @@ std::map<std::string, double> charged_operations(const LayerWork& w, const Hardw
       p.all_neurons || !w.clocked ? 0.0 : unit_steps - d(w.membrane_updates);
   ops["spike_generation"] = d(w.events);
   ops["spike_packet"] = d(w.events) * d(destination_cores);
+  ops["packet_in"] = d(packets_received);
   ops["hop_east_west"] = d(w.events) * hops_east_west;
   ops["hop_north_south"] = d(w.events) * hops_north_south;
   const double bytes = d(w.scalar_bytes);
@@ -179,8 +185,14 @@ HardwareEstimate estimate_hardware(const TraceData& trace, const std::string& tr
     }
     for (std::size_t s = 0; s < e.samples; ++s) {
       const LayerWork w = work_of(L, s, where);
+      // Each core of this layer receives one packet per event of its own layer and of the one
+      // below (the same packets that layer's spike_packet counts).
+      std::uint64_t senders = w.events;
+      if (l > 0) senders += work_of(trace.layers[l - 1], s, where).events;
+      const std::uint64_t received = senders * pl.cores[l];
       double energy = 0, time = 0;
-      for (const auto& [op, count] : charged_operations(w, profile, destinations, ew, ns)) {
+      for (const auto& [op, count] :
+           charged_operations(w, profile, destinations, ew, ns, received)) {
         const OperationCost& c = profile.cost(op);
         energy += count * c.energy_pj * kPico;
         time += count * c.time_ns * kNano;

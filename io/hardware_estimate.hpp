@@ -45,7 +45,8 @@ struct HardwareEstimate {
 std::map<std::string, double> charged_operations(const LayerWork& w, const HardwareProfile& p,
                                                  std::uint64_t destination_cores,
                                                  double mean_hops_east_west,
-                                                 double mean_hops_north_south);
+                                                 double mean_hops_north_south,
+                                                 std::uint64_t packets_received);
 
 // Estimates a trace (format 2) on a profile; refuses a trace without per-sample counts, counts
 // that contradict each other, and a network that does not fit the profile's mesh.

@@ -14,7 +14,8 @@
 //
 // Operations (kProfileOperations): synaptic_ac, synaptic_mac, gate_product, neuron_update_active,
 // neuron_update_inactive, spike_generation (per event), spike_packet (per destination core),
-// hop_east_west, hop_north_south, weight_read_64bit, state_access_64bit; and step_sync with
+// packet_in (per packet a core receives), hop_east_west, hop_north_south, weight_read_64bit,
+// state_access_64bit; and step_sync with
 // {"time_ns_by_tiles": {"<tiles>": ns, ...}}. A missing operation costs nothing.
 #pragma once
 
@@ -24,11 +25,18 @@
 
 namespace egret {
 
-inline const std::vector<std::string> kProfileOperations = {
-    "synaptic_ac",          "synaptic_mac",           "gate_product",
-    "neuron_update_active", "neuron_update_inactive", "spike_generation",
-    "spike_packet",         "hop_east_west",          "hop_north_south",
-    "weight_read_64bit",    "state_access_64bit"};
+inline const std::vector<std::string> kProfileOperations = {"synaptic_ac",
+                                                            "synaptic_mac",
+                                                            "gate_product",
+                                                            "neuron_update_active",
+                                                            "neuron_update_inactive",
+                                                            "spike_generation",
+                                                            "spike_packet",
+                                                            "packet_in",
+                                                            "hop_east_west",
+                                                            "hop_north_south",
+                                                            "weight_read_64bit",
+                                                            "state_access_64bit"};
 
 struct OperationCost {
   double energy_pj = 0;

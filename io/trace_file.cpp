@@ -76,7 +76,7 @@ std::vector<TraceLayerInfo> trace_layers(const Network<Scalar>& net) {
   std::vector<TraceLayerInfo> out;
   for (Index l = 0; l < net.size(); ++l)
     out.push_back({"layer" + std::to_string(l), net.layer(l).type_name(), net.layer(l).units(),
-                   net.layer(l).inputs()});
+                   net.layer(l).inputs(), sizeof(Scalar)});
   return out;
 }
 template std::vector<TraceLayerInfo> trace_layers(const Network<double>&);
@@ -243,9 +243,12 @@ void TraceFileWriter::finish() {
                         static_cast<std::int64_t>(t.dense.operations_per_step));
     h5::write_attribute(m.get(), "state_words_per_unit",
                         static_cast<std::int64_t>(t.dense.state_words_per_unit));
-    h5::write_attribute(m.get(), "scalar_bytes", static_cast<std::int64_t>(sizeof(double)));
+    // The run's precision, not the file's (which holds float64 in both): weights and state are
+    // read at this size (docs/metrics.md).
+    h5::write_attribute(m.get(), "scalar_bytes", static_cast<std::int64_t>(info.scalar_bytes));
     // Per sample, as NeuroBench reports (sim/layer_metrics.hpp; docs/metrics.md).
-    for (const auto& [name, value] : layer_metrics(t, starts_.size(), total_time_, sizeof(double)))
+    for (const auto& [name, value] :
+         layer_metrics(t, starts_.size(), total_time_, info.scalar_bytes))
       h5::write_attribute(m.get(), name.c_str(), value);
     h5::Id per = h5::create_group(m.get(), "per_sample");
     for (std::size_t k = 0; k < kPerSampleCounters.size(); ++k)

@@ -71,6 +71,7 @@ struct TraceLayerInfo {
   std::string type;  // the cell family (Layer::type_name)
   Index units = 0;
   Index inputs = 0;
+  std::uint64_t scalar_bytes = 8;  // the run's precision: weights and state are read at this size
 };
 
 template <class Scalar>  // double and float

@@ -19,9 +19,13 @@
 // (binning), and neither do tick times.
 //
 // Held inputs (delta semantics): an input event changes x from its tick k on, so its value's
-// adjoint is sum_{j >= k} dL/dx_j[channel], accumulated here for every channel that ever changed
-// (O(N) per such channel and tick). x_k is rebuilt backward from the recorded previous values,
-// exactly, and handed to the cell as the tick's input (its nonzero channels).
+// adjoint is sum_{j >= k} dL/dx_j[channel]. That sum is owed to every channel that received any
+// input, a surrogate (value 0) included: a unit below that never changes still sends surrogates,
+// and its adjoint must reach it. It is accumulated for each such channel from the last tick down
+// to the first tick that consumed one of its inputs, and no further: O(N) per channel and tick
+// at which the channel could have been read (docs/model.md section 6). x_k is rebuilt backward
+// from the recorded previous values, exactly, and handed to the cell as the tick's input (its
+// nonzero channels).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +33,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/tick_step.hpp"
@@ -93,8 +98,11 @@ class TickAdjoint final : public LayerAdjoint<Scalar> {
     v.dy = &dy_;
     cell_.tick(v, report_);
     if (held_input_) {
-      for (Index ch : ever_changed_)
+      while (open_channels_ > 0 && received_[open_channels_ - 1].second > st.time) --open_channels_;
+      for (std::size_t i = 0; i < open_channels_; ++i) {
+        const Index ch = received_[i].first;
         held_adjoint_[static_cast<std::size_t>(ch)] += cell_.input_adjoint(ch, report_);
+      }
       for (std::size_t i = 0; i < bin_.size(); ++i)  // x_{k-1} for the next tick visited
         held_x_[static_cast<std::size_t>(bin_.channels[i])] = bin_old_[i];
     }
@@ -155,17 +163,23 @@ class TickAdjoint final : public LayerAdjoint<Scalar> {
     return all.data() + offset + 1 + stride * n;
   }
 
-  // Held inputs: x at the last tick and the channels that ever changed (TickLayer's end record).
+  // Held inputs: x at the last tick, and the channels that received any input with the time of
+  // the first tick that consumed one (TickLayer's end record, in order of those times).
   void read_held_end_state(const std::vector<Scalar>& end) {
     const auto d = static_cast<std::size_t>(p_->inputs());
     if (end.size() < d + 1) mismatch();
     held_x_.assign(end.begin(), end.begin() + static_cast<std::ptrdiff_t>(d));
     const Scalar count = end[d];
-    if (!(count >= 0) || static_cast<double>(count) != static_cast<double>(end.size() - d - 1))
+    if (!(count >= 0) || 2 * static_cast<double>(count) != static_cast<double>(end.size() - d - 1))
       mismatch();
-    ever_changed_.clear();
-    for (std::size_t i = d + 1; i < end.size(); ++i)
-      ever_changed_.push_back(static_cast<Index>(end[i]));
+    received_.clear();
+    for (std::size_t i = d + 1; i + 1 < end.size(); i += 2) {
+      const Scalar ch = end[i];
+      if (!(ch >= 0) || !(static_cast<double>(ch) < static_cast<double>(d))) mismatch();
+      if (!received_.empty() && !(received_.back().second <= end[i + 1])) mismatch();
+      received_.emplace_back(static_cast<Index>(ch), end[i + 1]);
+    }
+    open_channels_ = received_.size();
     held_adjoint_.assign(d, Scalar(0));
   }
 
@@ -185,7 +199,11 @@ class TickAdjoint final : public LayerAdjoint<Scalar> {
   std::size_t record_size_;
   bool held_input_;
   std::vector<Scalar> held_x_, bin_old_, held_adjoint_;  // held inputs: x_k, previous values,
-  std::vector<Index> ever_changed_;                      //   sum_{j >= k} dL/dx_j, channels
+                                                         //   sum_{j >= k} dL/dx_j
+  // Held inputs: the channels that received input, with the time of the first tick that consumed
+  // one; the first open_channels_ of them were received at or before the tick being visited.
+  std::vector<std::pair<Index, Scalar>> received_;
+  std::size_t open_channels_ = 0;
   TickInput<Scalar> held_now_;
   NamedParameters<Scalar> grad_;
   Eigen::Array<Scalar, Eigen::Dynamic, 1> dy_;

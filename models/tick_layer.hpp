@@ -77,15 +77,18 @@ class TickLayer final : public Layer<Scalar> {
     for (Index ch : pending_) pending_sum_[ch] = 0, is_pending_[ch] = 0;
     pending_.clear();
     std::fill(held_x_.begin(), held_x_.end(), Scalar(0));
-    std::fill(ever_changed_.begin(), ever_changed_.end(), 0);
-    changed_.clear();
+    std::fill(ever_received_.begin(), ever_received_.end(), 0);
+    received_.clear();
     next_tick_ = 1;
     counts_ = {};
   }
 
   // A value-0 input changes no sum and is not binned: surrogate events are value-0 inputs, and
-  // binning them would make the forward pass depend on whether a tape is recorded.
+  // binning them would make the forward pass depend on whether a tape is recorded. A held input
+  // notes every channel that receives anything, surrogates too: the backward pass owes each of
+  // them an adjoint, whether its value ever changed or not.
   void receive_input(Scalar, Index channel, Scalar value, Scheduler<Scalar>&) override {
+    if (held_input_) note_arrival(channel);
     if (value == Scalar(0)) return;
     if (!is_pending_[channel]) {
       is_pending_[channel] = 1;
@@ -155,12 +158,17 @@ class TickLayer final : public Layer<Scalar> {
     }
     cell_.record(out);
   }
-  // Held inputs: x at the last tick (every channel), then the channels that ever changed.
+  // Held inputs: x at the last tick (every channel), then the number of channels that received
+  // any input (surrogates included), and per such channel its number and the time of the tick
+  // that consumed its first input, in order of those times.
   void record_end_state(std::vector<Scalar>& out) const override {
     if (!held_input_) return;
     out.insert(out.end(), held_x_.begin(), held_x_.end());
-    out.push_back(static_cast<Scalar>(changed_.size()));
-    for (Index ch : changed_) out.push_back(channel_as_scalar<Scalar>(ch, Cell<Scalar>::kType));
+    out.push_back(static_cast<Scalar>(received_.size()));
+    for (const auto& [ch, first_tick] : received_) {
+      out.push_back(channel_as_scalar<Scalar>(ch, Cell<Scalar>::kType));
+      out.push_back(first_tick);
+    }
   }
 
  private:
@@ -184,17 +192,20 @@ class TickLayer final : public Layer<Scalar> {
     pending_sum_.assign(d, Scalar(0));
     is_pending_.assign(d, 0);
     held_x_.assign(d, Scalar(0));
-    ever_changed_.assign(d, 0);
+    ever_received_.assign(d, 0);
   }
 
   // A held input channel changes by `change` at this tick.
   void hold(Index ch, Scalar change) {
     bin_old_.push_back(held_x_[ch]);
     held_x_[ch] += change;
-    if (!ever_changed_[ch]) {
-      ever_changed_[ch] = 1;
-      changed_.push_back(ch);
-    }
+  }
+
+  // The first input of a held channel: the coming tick is the first that consumes it.
+  void note_arrival(Index ch) {
+    if (ever_received_[ch]) return;
+    ever_received_[ch] = 1;
+    received_.emplace_back(ch, tick_time(next_tick_));
   }
 
   Scalar tick_time(std::int64_t k) const { return static_cast<Scalar>(k) * p_->dt; }
@@ -209,11 +220,12 @@ class TickLayer final : public Layer<Scalar> {
   bool recording_ = false;
   OperationCounts counts_;  // since reset()
   // Held inputs (delta semantics): x of every channel, each change's previous value (for the
-  // tape), and the channels that ever changed.
+  // tape), and the channels that received any input, with the time of the first tick that
+  // consumed one (in arrival order, so in order of those times).
   bool held_input_ = false;
   std::vector<Scalar> held_x_, bin_old_;
-  std::vector<unsigned char> ever_changed_;
-  std::vector<Index> changed_;
+  std::vector<unsigned char> ever_received_;
+  std::vector<std::pair<Index, Scalar>> received_;
 };
 
 }  // namespace egret

@@ -28,6 +28,7 @@ const char* kProfile = R"({
     "neuron_update_inactive": {"energy_pj": 1, "time_ns": 1, "source": "t"},
     "spike_generation": {"energy_pj": 7, "source": "t"},
     "spike_packet": {"energy_pj": 0.5, "source": "t"},
+    "packet_in": {"time_ns": 5, "source": "t"},
     "hop_east_west": {"energy_pj": 3, "source": "t"},
     "weight_read_64bit": {"energy_pj": 0.25, "source": "t"},
     "state_access_64bit": {"energy_pj": 0.1, "source": "t"},
@@ -55,6 +56,24 @@ std::string lif_trace(const std::string& name) {
   return path;
 }
 
+// SANA-FE's LookupTable::get: the largest tile count at or below the mapped tiles (2 here), the
+// first entry when every count is above them.
+TEST(HardwareEstimate, StepSyncTakesTheLargestTileCountAtOrBelowTheMappedTiles) {
+  const std::string path = lif_trace("egret_estimate_sync.h5");
+  const auto trace = egret::read_trace_file(path);
+  const auto latency_with = [&](const std::string& table) {
+    std::string text = kProfile;
+    const std::string old_table = R"({"1": 100, "4": 400})";
+    text.replace(text.find(old_table), old_table.size(), table);
+    const auto e = egret::estimate_hardware(trace, path, egret::parse_hardware_profile(text, "t"));
+    return e.latency_s.at(0) * 1e9 - 48.0 / 2;  // the synchronisation of 3 steps [ns]
+  };
+  EXPECT_NEAR(latency_with(R"({"1": 100, "2": 200, "4": 400})"), 3 * 200, 1e-9);
+  EXPECT_NEAR(latency_with(R"({"1": 100, "3": 300})"), 3 * 100, 1e-9);
+  EXPECT_NEAR(latency_with(R"({"3": 300, "8": 800})"), 3 * 300, 1e-9);
+  fs::remove(path);
+}
+
 TEST(HardwareEstimate, EqualsAHandCalculationFromTheProfile) {
   const std::string path = lif_trace("egret_estimate_hand.h5");
   const auto profile = egret::parse_hardware_profile(kProfile, "hand profile");
@@ -70,10 +89,11 @@ TEST(HardwareEstimate, EqualsAHandCalculationFromTheProfile) {
   ASSERT_EQ(e.energy_j.size(), 1u);
   EXPECT_NEAR(e.energy_j[0], pj * 1e-12, 1e-24);
   EXPECT_NEAR(e.mean_energy_j(), pj * 1e-12, 1e-24);
-  // Latency [ns]: (3 x 1 + 1 x 2 + 7 x 3 + 2 x 1) / 2 cores + 3 steps x 400 (2 tiles: the
-  // table's entry for 4 tiles).
+  // Latency [ns]: (3 x 1 + 1 x 2 + 7 x 3 + 2 x 1 + 2 events x 2 receiving cores x 5) / 2 cores
+  // + 3 steps x 100 (2 tiles: the table's entry for the largest tile count at or below 2, as
+  // SANA-FE looks it up).
   ASSERT_EQ(e.latency_s.size(), 1u);
-  EXPECT_NEAR(e.latency_s[0], (28.0 / 2 + 3 * 400) * 1e-9, 1e-21);
+  EXPECT_NEAR(e.latency_s[0], (48.0 / 2 + 3 * 100) * 1e-9, 1e-21);
   EXPECT_NEAR(e.layers[0].energy_j_by_operation.at("hop_east_west"), 6e-12, 1e-24);
 
   // Added to the trace, which stays readable, and replaced when estimated again.

@@ -110,3 +110,29 @@ def test_python_estimate_and_user_profiles(trace, tmp_path):
     path.write_text(json.dumps(mine))
     with pytest.raises(ValueError, match=r"mine\.json: costs\.synaptic_ac\.source: missing"):
         egret.estimate(str(trace), str(path))
+
+
+def test_a_float_run_reads_its_weights_at_4_bytes(trace, egret_bin, tmp_path):
+    """examples/two_layer.json runs in float (the default precision): its trace, Python's counts of
+    the same run and the CMOS estimate all charge 4-byte weights and state words."""
+    config = (ROOT / "examples" / "two_layer.json").read_text()
+    events = np.loadtxt(ROOT / "examples" / "events.csv", delimiter=",", skiprows=1)
+    net = egret.Network(config)
+    assert net.precision == "float"
+    r = net.simulate(events[:, 0], events[:, 1].astype(np.int64), events[:, 2], end_time=200.0)
+    with h5py.File(trace, "r") as f:
+        for l, counts in enumerate(r["layer_counts"]):
+            a = f[f"egret/metrics/layer{l}"].attrs
+            per = {k: int(v[0]) for k, v in f[f"egret/metrics/layer{l}/per_sample"].items()}
+            assert int(a["scalar_bytes"]) == 4
+            weight_bytes = (per["synaptic_macs"] + per["synaptic_acs"]) * 4
+            assert per["synaptic_macs"] == counts["synaptic_macs"] > 0
+            assert (float(a["weight_bytes_read"]) == counts["metrics"]["weight_bytes_read"]
+                    == weight_bytes)
+    out = tmp_path / "cmos.json"
+    res = run([egret_bin, "estimate", trace, "--profile", "cmos45_horowitz2014", "--json", out])
+    assert res.returncode == 0, res.stderr
+    profile = json.loads((PROFILES / "cmos45_horowitz2014.json").read_text())
+    est = json.loads(out.read_text())
+    # by_hand reads scalar_bytes from the trace, asserted to be 4 above
+    assert est["energy_j_per_sample"] == pytest.approx(by_hand(trace, profile), rel=1e-12)

@@ -21,8 +21,9 @@ import egret
 N, D, TICKS = 4, 3, 4
 
 
-def neurobench_gru_call(W_ih, W_hh, b_ih, b_hh, x, h):
-    """NeuroBench's effective count of one GRUCell call, and whether it counts as ACs."""
+def neurobench_gru_call(W_ih, W_hh, b_ih, b_hh, x, h, quirks=True):
+    """NeuroBench's effective count of one GRUCell call, and whether it counts as ACs. With
+    quirks=False the n gate's own biases are tested (the definition egret follows)."""
     b = lambda a: (np.asarray(a) != 0).astype(np.int64)
     out_ih = b(W_ih) @ b(x)  # (3N,), gate order r, z, n
     out_hh = b(W_hh) @ b(h)
@@ -31,7 +32,10 @@ def neurobench_gru_call(W_ih, W_hh, b_ih, b_hh, x, h):
     r, z = b(counts[:N]), counts[N:2 * N]  # z binarized only after 1 - z (NeuroBench quirk)
     hn = b(out_hh[2 * N:] + b(b_hh[2 * N:]))
     macs += int((r * hn).sum())
-    n = b(out_hh[2 * N:] + b(b_ih[2 * N:]) + r * hn)  # NeuroBench tests out_hh here (quirk)
+    # NeuroBench tests out_hh here (quirk 1), and its bias_ih[2, :] indexes the (3N, 1) bias
+    # un-reshaped: the single element b_ih[2], broadcast, not the n gate's biases (quirk 2).
+    n_bias = b(b_ih[2]) if quirks else b(b_ih[2 * N:])
+    n = b(out_hh[2 * N:] + n_bias + r * hn)
     macs += int((b(1 - z) * n).sum())
     macs += int((b(z) * b(h)).sum())
     binary = bool(np.all(np.isin(x, (-1.0, 0.0, 1.0))))
@@ -84,6 +88,8 @@ def test_gru_cell_counts_follow_neurobench(seed, binary):
     for k in range(TICKS):
         h = np.zeros(N) if k == 0 else h_after[k - 1]
         expected, call_is_binary = neurobench_gru_call(W_ih, W_hh, b_ih, b_hh, x[k], h)
+        # every bias is nonzero here, so neither quirk of NeuroBench's code changes the count
+        assert expected == neurobench_gru_call(W_ih, W_hh, b_ih, b_hh, x[k], h, quirks=False)[0]
         upto = t <= k + 1
         counts = net.simulate(t[upto], ch[upto], val[upto],
                               end_time=float(k + 1))["layer_counts"][0]
@@ -104,8 +110,9 @@ def test_gru_cell_counts_follow_neurobench(seed, binary):
 
 
 def test_reference_reproduces_neurobench_worked_example():
-    """The reference above against NeuroBench's own numbers (dev research, GRUCell(2, 2) with a
-    zero input and zero weights: 15 effective, and 14 with the (1 - z) quirk)."""
+    """The reference above against NeuroBench's own numbers: its gru_cell_macs on GRUCell(2, 2)
+    with a zero input and zero weights gives 15 effective, and 13 with b_ih[2] = b_hh[2] = 0
+    (both quirks; 14 with the first only)."""
     global N
     saved, N = N, 2
     try:
@@ -116,6 +123,9 @@ def test_reference_reproduces_neurobench_worked_example():
         x, h = np.array([0.5, 0.0]), np.array([0.3, -0.2])
         assert neurobench_gru_call(W_ih, W_hh, b_ih, b_hh, x, h) == (15, False)
         b_ih[2], b_hh[2] = 0.0, 0.0  # z1 has a single contribution: NeuroBench drops (1-z1) n1
-        assert neurobench_gru_call(W_ih, W_hh, b_ih, b_hh, x, h)[0] == 14
+        # NeuroBench's code, run unmodified, returns 13: with b_ih[2] = 0 its n-gate test also
+        # loses the bias of the (nonzero) n gates and drops (1 - z0) n0 (quirk 2).
+        assert neurobench_gru_call(W_ih, W_hh, b_ih, b_hh, x, h)[0] == 13
+        assert neurobench_gru_call(W_ih, W_hh, b_ih, b_hh, x, h, quirks=False)[0] == 14
     finally:
         N = saved
