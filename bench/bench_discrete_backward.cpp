@@ -1,9 +1,10 @@
-// Discrete EGRU training cost: time of the backward pass (models/discrete_egru_adjoint.hpp via
-// the generic sweep) against the forward pass, and the tape's bytes per tick, at N = D = 1024
-// units and inputs, ~10 % input and unit activity, double precision (what training uses), one
-// thread. Unit activity is calibrated as in bench_discrete_vs_dense_gru.cpp (a shared threshold
-// by bisection). Two pseudo-derivative half-widths: the default 0.5 and a narrow 0.1 (fewer
-// units inside it: fewer surrogate events, a sparser backward pass).
+// Discrete EGRU training cost: time of the backward pass
+// (models/discrete_egru/discrete_egru_adjoint.hpp via the generic sweep) against the forward pass,
+// and the tape's bytes per tick, at N = D = 1024 units and inputs, ~10 % input and unit activity,
+// double precision (what training uses), one thread. Unit activity is calibrated as in
+// bench_discrete_vs_dense_gru.cpp (a shared threshold by bisection). Two pseudo-derivative
+// half-widths: the default 0.5 and a narrow 0.1 (fewer units inside it: fewer surrogate events, a
+// sparser backward pass).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,7 +15,7 @@
 #include <vector>
 
 #include "adjoint/reverse_sweep.hpp"
-#include "models/discrete_egru_layer.hpp"
+#include "models/discrete_egru/discrete_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bench/dense_gru.hpp"
-#include "models/discrete_egru_layer.hpp"
+#include "models/discrete_egru/discrete_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

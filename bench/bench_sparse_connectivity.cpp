@@ -14,7 +14,7 @@
 
 #include "bench/continuous_bench_layer.hpp"
 #include "events/synthetic_input.hpp"
-#include "models/continuous_egru_layer.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

@@ -1,11 +1,11 @@
-// The seed 000 Table A2 analog: step time of a stepwise suGRU layer whose rhythmic gates keep
+// The suRNN paper Table A2 analog: step time of a stepwise suGRU layer whose rhythmic gates keep
 // about 85 % of the units closed, against the same layer computing every unit (dense products,
 // as a run that records a tape does) and against a plain dense GRU step (Eigen), on one thread,
 // float. The paper reports 5.3x (466 -> 88 per step at 87 % gate sparsity).
 //
 // The first row is the paper's own shape: 256 units on the sequential-MNIST pixel stream (one
-// input channel). The cell is stepped directly (models/sugru_cell.hpp), with a graded input on
-// every channel at every tick, so the time is the cell's arithmetic, not the engine's event
+// input channel). The cell is stepped directly (models/sugru/sugru_cell.hpp), with a graded input
+// on every channel at every tick, so the time is the cell's arithmetic, not the engine's event
 // handling. The gate bias is calibrated by bisection for the target share of closed units (the
 // schedule does not depend on the input); the measured share is printed.
 #include <algorithm>
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bench/dense_gru.hpp"
-#include "models/sugru_cell.hpp"
+#include "models/sugru/sugru_cell.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <random>
 
-#include "io/trace_file.hpp"
+#include "io/hdf5/trace_file.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 // second, an activity-sparse regime.
 #pragma once
 
-#include "models/continuous_egru_params.hpp"
+#include "models/continuous_egru/continuous_egru_params.hpp"
 
 namespace egret::bench {
 

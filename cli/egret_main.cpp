@@ -16,15 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "camera/formats/camera_readers.hpp"
+#include "camera/formats/frame_files.hpp"
 #include "cli/builtin_layers.hpp"
 #include "cli/commands.hpp"
 #include "events/synthetic_input.hpp"
-#include "io/camera_readers.hpp"
+#include "io/config/network_config.hpp"
 #include "io/event_csv.hpp"
-#include "io/frame_files.hpp"
-#include "io/hdf5.hpp"
-#include "io/network_config.hpp"
-#include "io/trace_file.hpp"
+#include "io/hdf5/hdf5.hpp"
+#include "io/hdf5/trace_file.hpp"
 #include "sim/batch_runner.hpp"
 #include "sim/precision_cast.hpp"
 

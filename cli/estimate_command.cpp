@@ -1,13 +1,13 @@
 // `egret estimate TRACE.h5 [--profile NAME|FILE] [--json OUT.json]`: energy and latency per
-// sample and per layer of a traced run on a hardware profile (io/hardware_estimate.hpp); prints a
-// table, writes the JSON with --json, and adds /egret/estimates/<profile> to the trace.
+// sample and per layer of a traced run on a hardware profile (io/hardware/hardware_estimate.hpp);
+// prints a table, writes the JSON with --json, and adds /egret/estimates/<profile> to the trace.
 #include <cmath>
 #include <cstdio>
 #include <string>
 
 #include "cli/commands.hpp"
 #include "io/event_csv.hpp"
-#include "io/hardware_estimate.hpp"
+#include "io/hardware/hardware_estimate.hpp"
 
 namespace egret::cli {
 namespace {

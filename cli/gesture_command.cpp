@@ -9,15 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "camera/camera_transforms.hpp"
+#include "camera/datasets/dvs_gesture.hpp"
+#include "camera/datasets/synthetic_gesture_dataset.hpp"
 #include "cli/builtin_layers.hpp"
 #include "cli/commands.hpp"
 #include "cli/training_loop.hpp"
-#include "events/camera_transforms.hpp"
-#include "io/dvs_gesture.hpp"
+#include "io/config/network_config.hpp"
 #include "io/event_csv.hpp"
-#include "io/network_config.hpp"
-#include "io/synthetic_gesture_dataset.hpp"
-#include "io/trace_file.hpp"
+#include "io/hdf5/trace_file.hpp"
 
 namespace egret::cli {
 namespace {
@@ -218,7 +218,7 @@ int run_gesture(const Options& options) {
       std::chrono::duration<double>(Clock::now() - t_start).count());
 
   // The network as a configuration, the one the checkpoint stores: the layer is seeded with
-  // job.seed, the readout with job.seed + 1 (io/network_config.hpp).
+  // job.seed, the readout with job.seed + 1 (io/config/network_config.hpp).
   const std::string config_text = checkpoint_configuration(job, dir, d);
   const NetworkConfig ncfg =
       parse_network_config(config_text, "built-in DVS gesture network", {"task"});

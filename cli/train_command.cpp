@@ -10,10 +10,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/training_loop.hpp"
-#include "io/checkpoint.hpp"
+#include "io/config/train_config.hpp"
 #include "io/event_csv.hpp"
-#include "io/trace_file.hpp"
-#include "io/train_config.hpp"
+#include "io/hdf5/checkpoint.hpp"
+#include "io/hdf5/trace_file.hpp"
 
 namespace egret::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "io/checkpoint.hpp"
 #include "io/event_csv.hpp"
+#include "io/hdf5/checkpoint.hpp"
 
 namespace egret::cli {
 namespace {

@@ -8,7 +8,7 @@
 // any other goes to a binary heap. The earliest event is the earliest of the runs' fronts and
 // the heap's top. Since the order is strict (seq breaks every tie), events come out exactly as
 // from one heap, but a release costs O(1) instead of two O(log n) sift passes over 48-byte
-// events (the heap was about 5 % of training, 2026-11-27).
+// events (docs/speed.md has the measurement).
 #pragma once
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // The README's C++ example, built with the project so that it stays correct.
 #include <cstdio>
 
-#include "models/continuous_egru_layer.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 int main() {

@@ -28,7 +28,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 # libhdf5 1.10 leaks small blocks on its own error paths for corrupt files (H5F_open,
 # H5D__layout_oh_read; not reachable from egret), so leak detection is off for the HDF5 targets.
-# egret's handles are RAII (io/hdf5.hpp); a handle it failed to close stays reachable through
+# egret's handles are RAII (io/hdf5/hdf5.hpp); a handle it failed to close stays reachable through
 # libhdf5's id tables and would not show as a leak anyway.
 target_flags() {
   case "$1" in

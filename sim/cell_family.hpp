@@ -33,7 +33,7 @@ struct SettingKey {
   // A yes/no setting: written true or false in the configuration, held as 1 or 0.
   bool boolean = false;
   // The value a configuration saved before the key existed implies (checkpoint format 2 and
-  // older; io/checkpoint.cpp): the behaviour it was trained with. NaN: the default.
+  // older; io/hdf5/checkpoint.cpp): the behaviour it was trained with. NaN: the default.
   double legacy_value = std::numeric_limits<double>::quiet_NaN();
   // A named choice: written as one of these strings, held as its index.
   std::vector<std::string> choices = {};

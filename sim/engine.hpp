@@ -154,7 +154,8 @@ class EventLoop {
     // An input or release at the time just dispatched precedes every internal event (layers
     // never schedule into the past, and at equal times internal events come after them), so the
     // layers are not asked: a continuous layer then refreshes its crossing times once per time,
-    // after all of that time's inputs and releases (models/continuous_egru_layer.hpp settle()).
+    // after all of that time's inputs and releases
+    // (models/continuous_egru/continuous_egru_layer.hpp settle()).
     if (source != Source::kNone && next_.time == now_ && next_.kind < EventKind::kInternal)
       return source;
     for (Index l = 0; l < layers_; ++l) {

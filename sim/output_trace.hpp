@@ -1,4 +1,4 @@
-// The exponential output trace of a layer's events (DESIGN section 1):
+// The exponential output trace of a layer's events (docs/model.md §1):
 //   tau_o do_n/dt = -o_n,   o_n += y at each event of unit n,
 // and its running integral I_n(t) = int_0^t o_n (for window readouts: the mean of o over
 // [t_a, t_b] is (I(t_b) - I(t_a)) / (t_b - t_a), a continuous function of the event times).

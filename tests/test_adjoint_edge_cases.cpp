@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "adjoint/reverse_sweep.hpp"
-#include "models/continuous_egru_layer.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

@@ -17,8 +17,8 @@
 #include "adjoint/losses.hpp"
 #include "adjoint/reverse_sweep.hpp"
 #include "events/synthetic_input.hpp"
-#include "models/continuous_egru_layer.hpp"
-#include "models/earliest_crossings.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
+#include "models/continuous_egru/earliest_crossings.hpp"
 #include "sim/engine.hpp"
 
 namespace {
@@ -236,7 +236,8 @@ struct FdStats {
 
 // Central differences at h and h/2, Richardson-combined (error O(h^4)); the sequence of all
 // events (inputs, releases, crossings) must be the same at all four points.
-// `tolerance`: relative, 1e-6 for closed-form flows, 1e-5 for Odeint flows (DESIGN 7b).
+// `tolerance`: relative, 1e-6 for closed-form flows, 1e-5 for Odeint flows (docs/architecture.md,
+// "Verification standards").
 void check_problem(const Problem& base, std::uint64_t seed, int per_matrix, FdStats& stats,
                    std::size_t min_events, double tolerance = 1e-6) {
   const Run r0 = run(base, true);
@@ -317,7 +318,7 @@ TEST(AdjointFiniteDifference, TwoAndThreeLayers) {
 
 // The exp gate kernel (issue 15 item 2): c integrated by Odeint forward and the adjoint system
 // backward. Every parameter class including tau_s, input times and values, 1-2 layers, with and
-// without self-recurrence; relative error at most 1e-5 (DESIGN 7b, Odeint flows), at the
+// without self-recurrence; relative error at most 1e-5 (docs/architecture.md, Odeint flows), at the
 // tolerance 1e-13 on both integrations.
 Problem exp_kernel_problem(std::uint64_t seed, std::vector<Index> units, bool self_recurrence) {
   Problem pr = random_problem(seed, std::move(units), 3, 30.0, self_recurrence);
@@ -466,7 +467,7 @@ TEST(AdjointFiniteDifference, CheckpointedTapeGivesTheFullyTapedGradient) {
 
 // A sparsely connected layer (ContinuousEgruParams::sparse) keeps each unit's state at its own
 // time and touches only an event's connections, forward and backward (its adjoint moves each
-// unit across its own pieces of trajectory, continuous_egru_sparse_adjoint.hpp); the same weights
+// unit across its own pieces of trajectory, box_sparse_adjoint.hpp); the same weights
 // in a dense layer give the same events and, on the connections, the same gradient to rounding
 // (1e-12 relative). Absent connections get no gradient (the dense layer gives them one), and the
 // checkpointed tape's recomputation (unit by unit, from each checkpoint) gives the fully taped

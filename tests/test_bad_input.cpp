@@ -8,9 +8,9 @@
 #include <limits>
 #include <utility>
 
-#include "io/network_config.hpp"
-#include "models/continuous_egru_layer.hpp"
-#include "models/discrete_egru_layer.hpp"
+#include "io/config/network_config.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
+#include "models/discrete_egru/discrete_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {
@@ -146,7 +146,7 @@ TEST(BadInput, MismatchedShapes) {
 }
 
 // Time scales and thresholds far below any physical scale give event rates with no useful
-// bound: refused with the value and the documented minimum (models/egru_weights.hpp).
+// bound: refused with the value and the documented minimum (models/egru/egru_weights.hpp).
 TEST(BadInput, UnphysicalTimeScalesAndThresholds) {
   auto make = [](P p) { egret::ContinuousEgruLayer<double> l(std::make_shared<P>(std::move(p))); };
   auto make_d = [](D p) { egret::DiscreteEgruLayer<double> l(std::make_shared<D>(std::move(p))); };

@@ -1,13 +1,13 @@
-// The BMRU family (models/bmru_cell.hpp) on the tick schedule: a state worked by hand, its delta
-// events (only changes are sent; a tick that changes nothing sends nothing), the held output
+// The BMRU family (models/bmru/bmru_cell.hpp) on the tick schedule: a state worked by hand, its
+// delta events (only changes are sent; a tick that changes nothing sends nothing), the held output
 // trace seen by point and window readouts, and the layer above holding its input.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "io/network_config.hpp"
-#include "models/bmru_cell.hpp"
-#include "models/tick_layer.hpp"
+#include "io/config/network_config.hpp"
+#include "models/bmru/bmru_cell.hpp"
+#include "models/tick/tick_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

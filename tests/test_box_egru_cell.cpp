@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "models/box_egru_cell.hpp"
-#include "models/continuous_egru_layer.hpp"
+#include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

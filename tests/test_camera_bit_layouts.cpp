@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/camera_readers.hpp"
+#include "camera/formats/camera_readers.hpp"
 #include "tests/test_support.hpp"
 
 namespace {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <random>
 
-#include "io/camera_readers.hpp"
+#include "camera/formats/camera_readers.hpp"
 #include "tests/test_support.hpp"
 
 namespace {

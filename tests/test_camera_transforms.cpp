@@ -1,7 +1,7 @@
 // Event-camera transforms against examples worked by hand with tonic's semantics.
 #include <gtest/gtest.h>
 
-#include "events/camera_transforms.hpp"
+#include "camera/camera_transforms.hpp"
 
 namespace {
 

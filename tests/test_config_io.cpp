@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "io/config/network_config.hpp"
 #include "io/event_csv.hpp"
-#include "io/network_config.hpp"
-#include "io/trace_file.hpp"
-#include "models/continuous_egru_layer.hpp"
+#include "io/hdf5/trace_file.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
 #include "sim/precision_cast.hpp"
 #include "tests/test_support.hpp"
 

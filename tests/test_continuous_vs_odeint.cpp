@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "events/synthetic_input.hpp"
-#include "models/continuous_egru_layer.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

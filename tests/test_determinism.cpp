@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "events/synthetic_input.hpp"
-#include "models/continuous_egru_layer.hpp"
-#include "models/discrete_egru_layer.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
+#include "models/discrete_egru/discrete_egru_layer.hpp"
 #include "sim/batch_runner.hpp"
 
 namespace {

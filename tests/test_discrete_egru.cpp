@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "events/synthetic_input.hpp"
-#include "models/discrete_egru_layer.hpp"
+#include "models/discrete_egru/discrete_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

@@ -1,15 +1,15 @@
-// Discrete-time EGRU training (models/discrete_egru_adjoint.hpp): the backward pass's counts on a
-// two-unit example worked by hand (pairs, zero pseudo-derivatives, multiply-accumulates, the
-// surrogate events on the tape), and the forward pass unchanged by recording a tape. The
-// gradients themselves are checked against PyTorch autograd of the same equations in
-// tests/python/test_discrete_egru_gradients.py.
+// Discrete-time EGRU training (models/discrete_egru/discrete_egru_adjoint.hpp): the backward pass's
+// counts on a two-unit example worked by hand (pairs, zero pseudo-derivatives,
+// multiply-accumulates, the surrogate events on the tape), and the forward pass unchanged by
+// recording a tape. The gradients themselves are checked against PyTorch autograd of the same
+// equations in tests/python/test_discrete_egru_gradients.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "adjoint/reverse_sweep.hpp"
 #include "events/synthetic_input.hpp"
-#include "models/discrete_egru_layer.hpp"
+#include "models/discrete_egru/discrete_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

@@ -1,15 +1,15 @@
-// The DS-GRU family (models/ds_gru_cell.hpp, seed 003 Eq. 5-11) on the tick schedule: three ticks
-// worked by hand with the router's choice of units and channels (ties included), the top-k
-// order, a configuration with only type, units and dt, and the refusal of impossible budgets.
+// The DS-GRU family (models/ds_gru/ds_gru_cell.hpp, DS-RNN paper Eq. 5-11) on the tick schedule:
+// three ticks worked by hand with the router's choice of units and channels (ties included), the
+// top-k order, a configuration with only type, units and dt, and the refusal of impossible budgets.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
 
-#include "io/network_config.hpp"
-#include "models/ds_gru_cell.hpp"
-#include "models/tick_layer.hpp"
+#include "io/config/network_config.hpp"
+#include "models/ds_gru/ds_gru_cell.hpp"
+#include "models/tick/tick_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

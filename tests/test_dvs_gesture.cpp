@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/camera_readers.hpp"
-#include "io/dvs_gesture.hpp"
+#include "camera/datasets/dvs_gesture.hpp"
+#include "camera/formats/camera_readers.hpp"
 #include "tests/test_support.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
-// The sparse layer's list of earliest crossings (models/earliest_crossings.hpp) against a brute
-// force: after any sequence of updates (and the rebuilds it asks for), its head is the unit of
-// smallest time (ties to the smallest index), it lists every unit at the head's time, and a unit
-// is listed exactly when its time is below the bound.
+// The sparse layer's list of earliest crossings (models/continuous_egru/earliest_crossings.hpp)
+// against a brute force: after any sequence of updates (and the rebuilds it asks for), its head is
+// the unit of smallest time (ties to the smallest index), it lists every unit at the head's time,
+// and a unit is listed exactly when its time is below the bound.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "models/earliest_crossings.hpp"
+#include "models/continuous_egru/earliest_crossings.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/frame_files.hpp"
+#include "camera/formats/frame_files.hpp"
 #include "tests/test_support.hpp"
 
 namespace {

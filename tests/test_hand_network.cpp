@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "models/continuous_egru_layer.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

@@ -1,14 +1,14 @@
-// Hardware estimates (io/hardware_estimate.hpp) against a hand calculation from a profile's
-// constants, on the LIF network whose counts tests/test_operation_counts.cpp works out by hand;
-// strict profile files; the estimate added to the trace without leaving it half-written.
+// Hardware estimates (io/hardware/hardware_estimate.hpp) against a hand calculation from a
+// profile's constants, on the LIF network whose counts tests/test_operation_counts.cpp works out by
+// hand; strict profile files; the estimate added to the trace without leaving it half-written.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 
-#include "io/hardware_estimate.hpp"
-#include "io/network_config.hpp"
-#include "io/trace_file.hpp"
+#include "io/config/network_config.hpp"
+#include "io/hardware/hardware_estimate.hpp"
+#include "io/hdf5/trace_file.hpp"
 #include "sim/engine.hpp"
 #include "tests/test_support.hpp"
 

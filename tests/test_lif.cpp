@@ -1,13 +1,13 @@
-// The LIF family (models/lif_cell.hpp) on the tick schedule: a spike train worked by hand, the
+// The LIF family (models/lif/lif_cell.hpp) on the tick schedule: a spike train worked by hand, the
 // soft reset and the recurrent columns, a configuration with only type, units and dt, strict
 // keys, and the float build agreeing with the double one.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "io/network_config.hpp"
-#include "models/lif_cell.hpp"
-#include "models/tick_layer.hpp"
+#include "io/config/network_config.hpp"
+#include "models/lif/lif_cell.hpp"
+#include "models/tick/tick_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

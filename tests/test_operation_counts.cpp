@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/network_config.hpp"
+#include "io/config/network_config.hpp"
 #include "sim/engine.hpp"
 
 namespace {

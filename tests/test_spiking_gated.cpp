@@ -1,17 +1,18 @@
-// The spiking-gated linear recurrent family (models/spiking_gated_cell.hpp, seed 002 Eq. 7-10) on
-// the tick schedule: a gate and a state worked by hand (the PSN's memory keeps the gate open a
-// tick after its input, delta events of the state), the stochastic threshold of taped runs
-// against the documented hash, written again here, the same training for one and two threads,
-// a configuration with only type, units and dt, and refused keys and parameters.
+// The spiking-gated linear recurrent family (models/spiking_gated/spiking_gated_cell.hpp,
+// spiking-gate paper Eq. 7-10) on the tick schedule: a gate and a state worked by hand (the PSN's
+// memory keeps the gate open a tick after its input, delta events of the state), the stochastic
+// threshold of taped runs against the documented hash, written again here, the same training for
+// one and two threads, a configuration with only type, units and dt, and refused keys and
+// parameters.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 
-#include "io/network_config.hpp"
-#include "io/train_config.hpp"
-#include "models/spiking_gated_cell.hpp"
-#include "models/tick_layer.hpp"
+#include "io/config/network_config.hpp"
+#include "io/config/train_config.hpp"
+#include "models/spiking_gated/spiking_gated_cell.hpp"
+#include "models/tick/tick_layer.hpp"
 #include "sim/engine.hpp"
 #include "train/delay_copy_task.hpp"
 
@@ -101,7 +102,7 @@ TEST(SpikingGated, FloatAgreesWithDoubleOnTheHandCase) {
 }
 
 // SplitMix64 and the noise of unit i at tick k as docs/model.md states them, independently of
-// models/spiking_gated_cell.hpp.
+// models/spiking_gated/spiking_gated_cell.hpp.
 std::uint64_t mix(std::uint64_t z) {
   z += 0x9E3779B97F4A7C15ULL;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;

@@ -1,15 +1,15 @@
-// The selective-update spiking family (models/su_snn_cell.hpp) on the tick schedule: a spike train
-// worked by hand through open and closed ticks (a closed unit above threshold stays silent and
-// owes its reset to its next open tick), every gate open reproducing the LIF layer, and a
+// The selective-update spiking family (models/su_snn/su_snn_cell.hpp) on the tick schedule: a spike
+// train worked by hand through open and closed ticks (a closed unit above threshold stays silent
+// and owes its reset to its next open tick), every gate open reproducing the LIF layer, and a
 // configuration with only type, units and dt.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "io/network_config.hpp"
-#include "models/lif_cell.hpp"
-#include "models/su_snn_cell.hpp"
-#include "models/tick_layer.hpp"
+#include "io/config/network_config.hpp"
+#include "models/lif/lif_cell.hpp"
+#include "models/su_snn/su_snn_cell.hpp"
+#include "models/tick/tick_layer.hpp"
 #include "sim/engine.hpp"
 
 namespace {

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "events/dvs_sensor_model.hpp"
-#include "io/dvs_gesture.hpp"
-#include "io/synthetic_gesture_dataset.hpp"
+#include "camera/datasets/dvs_gesture.hpp"
+#include "camera/datasets/synthetic_gesture_dataset.hpp"
+#include "camera/dvs_sensor_model.hpp"
 
 namespace {
 

@@ -11,10 +11,10 @@
 #include <set>
 
 #include "events/synthetic_input.hpp"
-#include "io/checkpoint.hpp"
-#include "io/trace_file.hpp"
-#include "models/continuous_egru_layer.hpp"
-#include "models/discrete_egru_layer.hpp"
+#include "io/hdf5/checkpoint.hpp"
+#include "io/hdf5/trace_file.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
+#include "models/discrete_egru/discrete_egru_layer.hpp"
 #include "sim/engine.hpp"
 #include "tests/test_support.hpp"
 

@@ -10,9 +10,9 @@
 
 #include "adjoint/losses.hpp"
 #include "events/synthetic_input.hpp"
-#include "io/checkpoint.hpp"
-#include "io/train_config.hpp"
-#include "models/continuous_egru_layer.hpp"
+#include "io/config/train_config.hpp"
+#include "io/hdf5/checkpoint.hpp"
+#include "models/continuous_egru/continuous_egru_layer.hpp"
 #include "train/delay_copy_task.hpp"
 
 namespace {

@@ -16,13 +16,13 @@
 #include <random>
 #include <sstream>
 
+#include "camera/formats/camera_readers.hpp"
 #include "events/synthetic_input.hpp"
-#include "io/camera_readers.hpp"
-#include "io/checkpoint.hpp"
-#include "io/hdf5.hpp"
-#include "io/network_config.hpp"
-#include "io/trace_file.hpp"
-#include "io/train_config.hpp"
+#include "io/config/network_config.hpp"
+#include "io/config/train_config.hpp"
+#include "io/hdf5/checkpoint.hpp"
+#include "io/hdf5/hdf5.hpp"
+#include "io/hdf5/trace_file.hpp"
 #include "tests/test_support.hpp"
 #include "train/delay_copy_task.hpp"
 #include "train/trainer.hpp"
@@ -51,20 +51,20 @@ void no_events(const egret::CameraEvent*, std::size_t) {}
 
 TEST(UntrustedHdf5, RegressionCorpusGivesClearErrorsWithinSeconds) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string dangling = hdf5_corpus("h5_events_dangling_link.h5");
+  const std::string dangling = hdf5_corpus("hdf5_events/h5_events_dangling_link.h5");
   EXPECT_EQ(error_of([&] { egret::read_camera_file(dangling, no_events); }),
             dangling + ":/events: a dangling link (its target does not exist)");
-  const std::string huge_int = hdf5_corpus("h5_events_huge_int_type.h5");
+  const std::string huge_int = hdf5_corpus("hdf5_events/h5_events_huge_int_type.h5");
   EXPECT_EQ(error_of([&] { egret::read_camera_file(huge_int, no_events); }),
             huge_int + ":/events/p: integer type of 4294770689 bytes (at most 8 supported)");
-  const std::string huge_dims = hdf5_corpus("trace_huge_dims.h5");
+  const std::string huge_dims = hdf5_corpus("hdf5_trace/trace_huge_dims.h5");
   EXPECT_EQ(error_of([&] { egret::read_trace_file(huge_dims); }),
             huge_dims +
                 ":/spikes/layer0/timestamps: the dimensions claim 277076930199554 elements "
                 "(2216615441596432 bytes) beyond the end of the 21761-byte file");
   // A heap overflow inside libhdf5 (under H5Aexists): the validating child crashes, or, where
   // the heap layout lets it survive, finds no root group members; the parent never reads it.
-  const std::string overflow = hdf5_corpus("trace_hdf5_attr_heap_overflow.h5");
+  const std::string overflow = hdf5_corpus("hdf5_trace/trace_hdf5_attr_heap_overflow.h5");
   const std::string e = error_of([&] { egret::read_trace_file(overflow); });
   EXPECT_TRUE(starts_with(e, overflow + ": libhdf5 crashed while validating the file (signal") ||
               e == overflow + ": missing group 'spikes'")

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "events/camera_transforms.hpp"
-#include "io/camera_readers.hpp"
+#include "camera/camera_transforms.hpp"
+#include "camera/formats/camera_readers.hpp"
+#include "camera/formats/frame_files.hpp"
 #include "io/event_csv.hpp"
-#include "io/frame_files.hpp"
 #include "tests/test_support.hpp"
 
 namespace {
@@ -36,25 +36,28 @@ void expect_refused(const std::string& name, const std::string& problem) {
 
 TEST(UntrustedInputs, Aedat31CorruptHeaderIsRefused) {
   // No #Format / #Source lines, then a packet whose timestamp offset is 2^31 - 1.
-  expect_refused("aedat31_tsoffset_overflow.aedat", "header without a #Format: RAW line");
+  expect_refused("aedat31/aedat31_tsoffset_overflow.aedat", "header without a #Format: RAW line");
 }
 
 TEST(UntrustedInputs, Aedat4PacketClaimingOneGiBIsRefusedBeforeAllocating) {
-  expect_refused("aedat4_1GiB_packet_claim.aedat4",
+  expect_refused("aedat4/aedat4_1GiB_packet_claim.aedat4",
                  "its size 1073741824 exceeds the 0 bytes left in the file");
 }
 
 TEST(UntrustedInputs, Evt3GeometryOverflowNamesTheHeaderField) {
-  expect_refused("evt3_format_overflow.raw", "header field 'height' is not a sensor size 1..65535");
+  expect_refused("evt3/evt3_format_overflow.raw",
+                 "header field 'height' is not a sensor size 1..65535");
 }
 
 TEST(UntrustedInputs, NpyDescrThatNeverClosesIsRefused) {
-  expect_refused("npy_descr_hang.npy", "npy header ends inside the descr (it never closes)");
+  expect_refused("npy_events/npy_descr_hang.npy",
+                 "npy header ends inside the descr (it never closes)");
 }
 
 TEST(UntrustedInputs, FramesOverTwoToThe49MicrosecondsAreRefusedBeforeAllocating) {
   // The three events' times (0, 1, 2^49 us) are representable: the read succeeds.
-  const auto rec = egret::read_camera_recording(corpus("to_frames_heap_overflow_t0_1_2p49.npy"));
+  const auto rec =
+      egret::read_camera_recording(corpus("npy_events/to_frames_heap_overflow_t0_1_2p49.npy"));
   ASSERT_EQ(rec.events.size(), 3u);
   EXPECT_EQ(rec.events[0].t, 0);
   EXPECT_EQ(rec.events[1].t, 1);
@@ -69,7 +72,7 @@ TEST(UntrustedInputs, FramesOverTwoToThe49MicrosecondsAreRefusedBeforeAllocating
 }
 
 TEST(UntrustedInputs, EventsCsvWithNanOnTheFirstLineIsRefused) {
-  const std::string path = corpus("events_first_line_nan_dropped.csv");
+  const std::string path = corpus("event_csv/events_first_line_nan_dropped.csv");
   const std::string e = error_of([&] { egret::read_input_events_csv(path, 8); });
   EXPECT_NE(e.find(path + ":1: time is not finite: 'nan,0'"), std::string::npos) << e;
 }

@@ -5,7 +5,7 @@ Same constructor arguments, parameter names and shapes (``kernel`` (C, 3N), ``re
 frozen ``_max_norm``, ``dampening_factor``, ``pseudo_derivative_support``), so
 ``load_state_dict(evnn_model.state_dict())`` works; same forward: ``(output, (h, o, trace))``
 with every step, (T, B, N) or (B, T, N) with ``batch_first``; ``state`` is y_0, (1, B, N).
-The equations are EvNN's (docs/model.md, "EvNN convention"; dev/evnn_egru_spec.md): the
+The equations are EvNN's (docs/model.md, "EvNN convention"; docs/evnn_egru.md): the
 recurrent input is y, the memory h starts at 0, thresholds are clamped to [0, 1] in place at
 every forward call, the pseudo-derivative is ``dampening_factor * max(0, 1 -
 pseudo_derivative_support * |v|)``.

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "events/camera_transforms.hpp"
-#include "io/camera_readers.hpp"
-#include "io/dvs_gesture.hpp"
-#include "io/frame_files.hpp"
-#include "io/synthetic_gesture_dataset.hpp"
+#include "camera/camera_transforms.hpp"
+#include "camera/datasets/dvs_gesture.hpp"
+#include "camera/datasets/synthetic_gesture_dataset.hpp"
+#include "camera/formats/camera_readers.hpp"
+#include "camera/formats/frame_files.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/numpy_conversions.hpp"
 
@@ -138,7 +138,7 @@ void bind_camera(py::module_& m) {
       py::arg("path"), py::arg("events"), py::arg("sensor_size") = std::pair<int, int>{128, 128},
       "Write events as an AEDAT 3.1 file (the DVS128 Gesture format).");
 
-  // Transforms (tonic semantics; events/camera_transforms.hpp).
+  // Transforms (tonic semantics; camera/camera_transforms.hpp).
   m.def(
       "crop_time",
       [](const py::object& e, std::int64_t start, std::int64_t end) {

@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "models/evnn_egru_sequence_adjoint.hpp"
+#include "models/evnn_egru/evnn_egru_sequence_adjoint.hpp"
 #include "python/src/bindings.hpp"
 
 namespace egret::python {

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "io/checkpoint.hpp"
-#include "io/hardware_estimate.hpp"
-#include "io/trace_file.hpp"
+#include "io/hardware/hardware_estimate.hpp"
+#include "io/hdf5/checkpoint.hpp"
+#include "io/hdf5/trace_file.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/numpy_conversions.hpp"
 

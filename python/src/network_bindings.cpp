@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "adjoint/reverse_sweep.hpp"
-#include "io/checkpoint.hpp"
-#include "io/network_config.hpp"
-#include "io/trace_file.hpp"
+#include "io/config/network_config.hpp"
+#include "io/hdf5/checkpoint.hpp"
+#include "io/hdf5/trace_file.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/numpy_conversions.hpp"
 #include "python/src/sample.hpp"

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "io/camera_readers.hpp"
+#include "camera/formats/camera_readers.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 namespace egret::fuzz {

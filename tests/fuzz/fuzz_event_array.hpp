@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "events/camera_transforms.hpp"
+#include "camera/camera_transforms.hpp"
 #include "tests/fuzz/fuzz_camera.hpp"
 
 namespace egret::fuzz {

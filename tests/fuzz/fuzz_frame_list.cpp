@@ -2,7 +2,7 @@
 // egret::read_frame_list. Accepted times are finite and increasing.
 #include <cmath>
 
-#include "io/frame_files.hpp"
+#include "camera/formats/frame_files.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

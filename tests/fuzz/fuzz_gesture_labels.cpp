@@ -1,6 +1,6 @@
 // Fuzz target gesture_labels: DVS128 Gesture label CSVs (class,startTime_usec,endTime_usec)
 // through egret::read_gesture_labels. Accepted labels have a class in 1-11 and start < end.
-#include "io/dvs_gesture.hpp"
+#include "camera/datasets/dvs_gesture.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

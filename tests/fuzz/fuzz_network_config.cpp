@@ -7,7 +7,7 @@
 // a release build), so a self-firing 544-unit layer took 41 s for 1e5 events.
 #include <algorithm>
 
-#include "io/network_config.hpp"
+#include "io/config/network_config.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 namespace {

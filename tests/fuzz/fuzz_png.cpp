@@ -1,6 +1,6 @@
 // Fuzz target png: the frames the sensor model reads (8/16-bit PNG through libpng) via
 // egret::read_png_gray. An accepted frame holds width x height intensities in [0, 1].
-#include "io/frame_files.hpp"
+#include "camera/formats/frame_files.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

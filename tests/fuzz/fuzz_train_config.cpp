@@ -1,5 +1,5 @@
 // Fuzz target train_config: training configurations (JSON) through egret::load_train_config.
-#include "io/train_config.hpp"
+#include "io/config/train_config.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,6 +1,6 @@
 // Fuzz target trial_list: DVS128 Gesture split files (trials_to_train.txt: one .aedat name per
 // line) through egret::read_trial_list.
-#include "io/dvs_gesture.hpp"
+#include "camera/datasets/dvs_gesture.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -146,3 +146,93 @@ def labelled_batch(rng, end, points, windows, signed=False, size=3, channels=5, 
                             readout_windows=windows, labels=[int(x) for x in labels])
                for t, ch, v, labels in cases]
     return cases, samples
+
+
+def spikes_match(result, layer, s, dt):
+    """A binary-spike layer's events (egret's simulate result) are exactly the reference's spikes
+    s (K, N): one event of value 1 per (tick, unit) that spiked. Returns their number."""
+    k, n = np.nonzero(s.detach().numpy())
+    mine = result["layer"] == layer
+    assert np.array_equal(np.round(result["time"][mine] / dt).astype(int), k + 1)
+    assert np.array_equal(result["unit"][mine], n)
+    assert np.all(result["value"][mine] == 1.0)
+    return len(k)
+
+
+def two_layers_equal_autograd(net, cases, samples, dt, end, layers, readout, events):
+    """The body every family's two-layer batch test shares: egret's softmax cross-entropy of
+    `samples` and its gradients against PyTorch autograd of the reference on the same `cases`
+    (t, channel, value, labels). layers(P0, P1, x) -> (y0, y1), the reference's outputs of both
+    layers for binned inputs x; readout(y1, P1) -> the readouts o; events(result, x, y0, y1)
+    checks egret's own run of the case (Network.simulate) against the reference and returns a
+    count. Returns egret's gradients and statistics, the worst relative error per parameter and
+    the summed counts."""
+    value, grads, stats = net.loss_and_gradient(samples, loss="softmax_cross_entropy")
+    ticks = int(round(end / dt))
+    P0, P1 = layer_params(net, 0), layer_params(net, 1)
+    W = readout_params(net)
+    total, counted = 0, 0
+    for t, ch, v, labels in cases:
+        x = bin_inputs(t, ch, torch.tensor(v), dt, ticks, net.input_channels)
+        y0, y1 = layers(P0, P1, x)
+        total = total + loss_of(logits_of(readout(y1, P1), W), "softmax_cross_entropy", labels)
+        counted += events(net.simulate(t, ch, v, end_time=end), x, y0, y1)
+    ref = total / len(cases)
+    ref.backward()
+    assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
+    return grads, stats, compare(grads, named_tensors(W, P0, P1)), counted
+
+
+def input_values_equal_autograd(net, events, targets, dt, end, points, windows, layers, readout):
+    """egret's gradient of the mean squared error with respect to the input values of one sample
+    against autograd of the reference (layers and readout as for two_layers_equal_autograd).
+    Returns egret's gradients and the worst relative error of the values."""
+    t, ch, v = events
+    sample = egret.Sample(t, ch, v, channels=net.input_channels, end_time=end,
+                          readout_times=points, readout_windows=windows, targets=targets)
+    _, grads, _ = net.loss_and_gradient(sample, loss="mean_squared_error")
+    P0, P1 = layer_params(net, 0), layer_params(net, 1)
+    values = torch.tensor(v, requires_grad=True)
+    x = bin_inputs(t, ch, values, dt, int(end / dt), net.input_channels)
+    _, y1 = layers(P0, P1, x)
+    o = readout(y1, P1)
+    loss_of(logits_of(o, readout_params(net)), "mean_squared_error", targets).backward()
+    return grads, compare(grads, {"input.value": values})["input.value"]
+
+
+POINTS, WINDOWS = [6.1, 12.0, 19.9], [(2.0, 9.5), (14.2, 20.0)]
+
+
+def held_two_layers_equal_autograd(net, seed, dt, end, layers):
+    """two_layers_equal_autograd for a held-output family: a batch of three samples of signed
+    random events (labelled_batch), the readouts of the held state at POINTS and WINDOWS, and
+    egret's events checked to be the changes of the reference's states."""
+    cases, samples = labelled_batch(np.random.default_rng(seed), end, POINTS, WINDOWS, signed=True)
+    return two_layers_equal_autograd(
+        net, cases, samples, dt, end, layers, lambda h, P: held_readouts(h, dt, POINTS, WINDOWS),
+        lambda r, x, h0, h1: sum(assert_events_are_changes(r, l, h, dt)
+                                 for l, h in ((0, h0), (1, h1))))
+
+
+def held_input_values_equal_autograd(net, seed, dt, end, layers):
+    """input_values_equal_autograd for a held-output family: 60 random events, random targets, a
+    readout of the held state at 15 ms and one over (20, 29.5) ms. Returns the worst error."""
+    rng = np.random.default_rng(seed)
+    events = random_events(rng, 60, end, net.input_channels)
+    targets = rng.uniform(-1, 1, (2, net.readout_classes))
+    return input_values_equal_autograd(
+        net, events, targets, dt, end, [15.0], [(20.0, 29.5)], layers,
+        lambda h, P: held_readouts(h, dt, [15.0], [(20.0, 29.5)]))[1]
+
+
+def rhythmic_gates(P, dt, ticks, slope, counts):
+    """suRNN's and suGRU's gate g_k = H(g_b + sum_j g_alpha[:, j] sin(g_omega_j t_k + g_phi[:, j]))
+    at t_k = k dt, k = 1..ticks, with the surrogate slope s (1 - s), s = sigmoid(slope a), for H';
+    counts the open (unit, tick) pairs and all pairs."""
+    H = heaviside_with_surrogate(lambda a: slope * torch.sigmoid(slope * a)
+                                 * (1 - torch.sigmoid(slope * a)))
+    for k in range(1, ticks + 1):
+        g = H(P["g_b"] + (P["g_alpha"] * torch.sin(P["g_omega"] * dt * k + P["g_phi"])).sum(1))
+        counts["open"] += int(g.sum())
+        counts["pairs"] += len(g)
+        yield g

@@ -1,4 +1,4 @@
-"""The BMRU family (models/bmru_cell.hpp, seed 004 Eq. 11): forward states and surrogate
+"""The BMRU family (models/bmru/bmru_cell.hpp, BMRU paper Eq. 11): forward states and surrogate
 gradients against PyTorch autograd of the equations, written here independently:
     h_hat = W_x x_k + b_x,  beta = |W_beta x_k + b_beta|,  z = H(|h_hat| - beta)
     h_k = z S(h_hat) alpha + (1 - z) h_{k-1}
@@ -14,9 +14,8 @@ import pytest
 import torch
 
 import egret
-from autograd_reference import (assert_events_are_changes, bin_inputs, compare,
-                                heaviside_with_surrogate, held_readouts, layer_params, logits_of,
-                                loss_of, named_tensors, random_events, readout_params)
+from autograd_reference import (heaviside_with_surrogate, held_readouts, held_two_layers_equal_autograd,
+                                input_values_equal_autograd, random_events)
 
 
 def sign_with_surrogate(alpha_s):
@@ -57,42 +56,19 @@ def config(seed, dt, alpha_s):
                        dict(layer, units=4, init={"weight_scale": 1.5, "bias_beta": 0.2})]}
 
 
+def two_layers(P0, P1, x, alpha_s):
+    h0 = bmru_layer(P0, x, alpha_s)
+    return h0, bmru_layer(P1, h0, alpha_s)
+
+
 def test_two_bmru_layers_batch_of_three_equal_autograd():
     dt, end, alpha_s = 0.5, 20.0, 1.5
     net = egret.Network(config(6, dt, alpha_s))
-    rng = np.random.default_rng(6)
-    points, windows = [6.1, 12.0, 19.9], [(2.0, 9.5), (14.2, 20.0)]
-    cases = []
-    for _ in range(3):
-        t, ch, v = random_events(rng, 80, end, 5)
-        v = v * rng.choice([-1, 1], len(v))  # both signs: states switch both ways
-        targets = rng.integers(0, 3, len(points) + len(windows))
-        cases.append((t, ch, v, targets))
-    samples = [egret.Sample(t, ch, v, channels=5, end_time=end, readout_times=points,
-                            readout_windows=windows, labels=[int(x) for x in targets])
-               for t, ch, v, targets in cases]
-    value, grads, stats = net.loss_and_gradient(samples, loss="softmax_cross_entropy")
-
     ticks = int(round(end / dt))
-    P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = readout_params(net)
-    total, switches = 0, 0
-    for t, ch, v, targets in cases:
-        x = bin_inputs(t, ch, torch.tensor(v), dt, ticks, 5)
-        h0 = bmru_layer(P0, x, alpha_s)
-        h1 = bmru_layer(P1, h0, alpha_s)
-        o = held_readouts(h1, dt, points, windows)
-        total = total + loss_of(logits_of(o, W),
-                                "softmax_cross_entropy", targets)
-        # the forward pass: egret's events are exactly the changes of the reference's h
-        r = net.simulate(t, ch, v, end_time=end)
-        for layer, h in ((0, h0), (1, h1)):
-            switches += assert_events_are_changes(r, layer, h, dt)
-    ref = total / 3
-    ref.backward()
-    assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
-    tensors = named_tensors(W, P0, P1)
-    worst = compare(grads, tensors)
+    # both signs: states switch both ways; egret's events are exactly the changes of the
+    # reference's h
+    _, stats, worst, switches = held_two_layers_equal_autograd(
+        net, 6, dt, end, lambda P0, P1, x: two_layers(P0, P1, x, alpha_s))
     assert len(worst) == 2 * 5 + 2  # W_x, b_x, W_beta, b_beta, alpha per layer; the readout
     assert stats["surrogate_pairs"] == 3 * ticks * (6 + 4)
     assert switches > 40
@@ -107,18 +83,11 @@ def test_bmru_input_value_gradients_equal_autograd():
     t, ch, v = random_events(rng, 60, end, 5)
     v = v * rng.choice([-1, 1], len(v))
     targets = rng.uniform(-1, 1, (2, 3))
-    sample = egret.Sample(t, ch, v, channels=5, end_time=end, readout_times=[15.0],
-                          readout_windows=[(20.0, 29.5)], targets=targets)
-    _, grads, _ = net.loss_and_gradient(sample, loss="mean_squared_error")
-    P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = readout_params(net)
-    values = torch.tensor(v, requires_grad=True)
-    x = bin_inputs(t, ch, values, dt, int(end / dt), 5)
-    h1 = bmru_layer(P1, bmru_layer(P0, x, alpha_s), alpha_s)
-    o = held_readouts(h1, dt, [15.0], [(20.0, 29.5)])
-    loss_of(logits_of(o, W), "mean_squared_error", targets).backward()
-    worst = compare(grads, {"input.value": values})
-    print(f"BMRU input values: worst relative error {worst['input.value']:.1e}")
+    _, worst = input_values_equal_autograd(
+        net, (t, ch, v), targets, dt, end, [15.0], [(20.0, 29.5)],
+        lambda P0, P1, x: two_layers(P0, P1, x, alpha_s),
+        lambda h, P: held_readouts(h, dt, [15.0], [(20.0, 29.5)]))
+    print(f"BMRU input values: worst relative error {worst:.1e}")
 
 
 def test_a_layer_that_cannot_hold_its_input_is_refused_after_bmru():

@@ -1,5 +1,5 @@
 """The discrete-time EGRU forward pass (docs/model.md section 4, paper convention) against an
-independent PyTorch implementation of the same equations in double precision (DESIGN 7b):
+independent PyTorch implementation of the same equations in double precision (docs/architecture.md, "Verification standards"):
 dense tensors, every unit every tick, inputs binned into (t_{k-1}, t_k]. Compared: every emitted
 event (layer, tick, unit, value) and the readout of the output trace."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""The dynamic-sparse GRU family (models/ds_gru_cell.hpp, seed 003 Eq. 5-11): forward states and
+"""The dynamic-sparse GRU family (models/ds_gru/ds_gru_cell.hpp, DS-RNN paper Eq. 5-11): forward states and
 gradients against PyTorch autograd of the paper's equations, written here in double precision:
     c = W_proj x,  a_h = W_ah c + b_ah,  a_x = W_ax c + b_ax                  (Eq. 10)
     m_h = top-k(sigmoid(tau_h (a_h - mu_h))),  m_x likewise                   (Eq. 11)
@@ -9,14 +9,11 @@ top-k keeps the sigmoid at the k highest scores tau (a - mu) (ties: the lower ch
 the rest; straight-through, its backward is the identity, otherwise the kept entries only. Cases:
 several ticks, two layers (the second holds the first's h), a batch of three, point and window
 readouts, every parameter, both gradient treatments of the top-k, the input values."""
-import numpy as np
 import pytest
 import torch
 
 import egret
-from autograd_reference import (assert_events_are_changes, bin_inputs, compare, held_readouts,
-                                labelled_batch, layer_params, logits_of, loss_of, named_tensors,
-                                random_events, readout_params)
+from autograd_reference import (held_two_layers_equal_autograd, held_input_values_equal_autograd)
 
 
 def top_k_mask(score, k, straight_through):
@@ -74,29 +71,9 @@ def two_layers(P0, P1, x, straight_through):
 def test_two_ds_gru_layers_batch_of_three_equal_autograd(straight_through):
     dt, end = 0.5, 20.0
     net = egret.Network(config(5, dt, straight_through))
-    rng = np.random.default_rng(5)
-    points, windows = [6.1, 12.0, 19.9], [(2.0, 9.5), (14.2, 20.0)]
-    cases, samples = labelled_batch(rng, end, points, windows, signed=True)
-    value, grads, stats = net.loss_and_gradient(samples, loss="softmax_cross_entropy")
-
     ticks = int(round(end / dt))
-    P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = readout_params(net)
-    total, changes = 0, 0
-    for t, ch, v, targets in cases:
-        x = bin_inputs(t, ch, torch.tensor(v), dt, ticks, 5)
-        h0, h1 = two_layers(P0, P1, x, straight_through)
-        o = held_readouts(h1, dt, points, windows)
-        total = total + loss_of(logits_of(o, W),
-                                "softmax_cross_entropy", targets)
-        r = net.simulate(t, ch, v, end_time=end)
-        for layer, h in ((0, h0), (1, h1)):
-            changes += assert_events_are_changes(r, layer, h, dt)
-    ref = total / 3
-    ref.backward()
-    assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
-    tensors = named_tensors(W, P0, P1)
-    worst = compare(grads, tensors)
+    _, stats, worst, changes = held_two_layers_equal_autograd(
+        net, 5, dt, end, lambda P0, P1, x: two_layers(P0, P1, x, straight_through))
     assert len(worst) == 2 * 18 + 2  # every parameter has a nonzero gradient, and it matches
     assert stats["surrogate_pairs"] == 3 * ticks * (6 + 4)
     dropped = 0 if straight_through else 3 * ticks * ((6 - 3) + (4 - 2))
@@ -110,19 +87,6 @@ def test_two_ds_gru_layers_batch_of_three_equal_autograd(straight_through):
 def test_ds_gru_input_value_gradients_equal_autograd(straight_through):
     dt, end = 1.0, 30.0
     net = egret.Network(config(9, dt, straight_through))
-    rng = np.random.default_rng(9)
-    t, ch, v = random_events(rng, 60, end, 5)
-    targets = rng.uniform(-1, 1, (2, 3))
-    sample = egret.Sample(t, ch, v, channels=5, end_time=end, readout_times=[15.0],
-                          readout_windows=[(20.0, 29.5)], targets=targets)
-    _, grads, _ = net.loss_and_gradient(sample, loss="mean_squared_error")
-    P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = readout_params(net)
-    values = torch.tensor(v, requires_grad=True)
-    x = bin_inputs(t, ch, values, dt, int(end / dt), 5)
-    _, h1 = two_layers(P0, P1, x, straight_through)
-    o = held_readouts(h1, dt, [15.0], [(20.0, 29.5)])
-    loss_of(logits_of(o, W), "mean_squared_error", targets).backward()
-    worst = compare(grads, {"input.value": values})
+    worst = held_input_values_equal_autograd(net, 9, dt, end, lambda P0, P1, x: two_layers(P0, P1, x, straight_through))
     print(f"DS-GRU input values, straight_through={straight_through}: worst relative error "
-          f"{worst['input.value']:.1e}")
+          f"{worst:.1e}")

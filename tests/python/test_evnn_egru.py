@@ -1,5 +1,5 @@
-"""egret.torch.EGRU against EvNN's equations written here in plain PyTorch (dev/evnn_egru_spec.md;
-DESIGN section 3, EvNN convention), autograd through them with EvNN's pseudo-derivative as the
+"""egret.torch.EGRU against EvNN's equations written here in plain PyTorch (docs/evnn_egru.md;
+docs/model.md §4, EvNN convention), autograd through them with EvNN's pseudo-derivative as the
 independent truth for the gradients: forward (y, h, trace within 1e-10, o exactly), gradients of
 the input, the state and every parameter (1e-9 relative), zoneout, DropConnect, grad_clip, the
 EvNN state_dict layout and the torch.nn.GRU weight mapping."""

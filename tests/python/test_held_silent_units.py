@@ -9,7 +9,6 @@ through Network.loss_and_gradient and through egret.torch; DS-GRU with straight-
 a true derivative, checked against central differences of egret's own loss.
 
 Each case first asserts, from egret's own events, that it is the case it claims to be."""
-import math
 
 import numpy as np
 import pytest

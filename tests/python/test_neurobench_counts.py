@@ -6,7 +6,7 @@ input in W_ih x and W_hh h, plus one per unit for r (W_hn h + b_hn), (1 - z) n a
 binarized factors are nonzero; biases are never counted, zero weights and zero inputs cost
 nothing. Dense sets everything to one. A call is all ACs when every element of x is in
 {-1, 0, 1}, else all MACs. The reference below re-implements that procedure with numpy,
-independently of egret, and egret's suGRU with every gate open (a GRU: seed 000 with g = 1) is
+independently of egret, and egret's suGRU with every gate open (a GRU: suRNN paper with g = 1) is
 compared with it tick by tick. egret classifies per operand (docs/metrics.md): with graded
 inputs the two agree on MACs and ACs exactly; with binary inputs NeuroBench books everything
 as ACs, egret books the x pairs as ACs and the h pairs and gate products as MACs, and the

@@ -1,4 +1,4 @@
-"""The spiking-gated linear recurrent family (models/spiking_gated_cell.hpp, seed 002 Eq. 7-10):
+"""The spiking-gated linear recurrent family (models/spiking_gated/spiking_gated_cell.hpp, spiking-gate paper Eq. 7-10):
 forward states and surrogate gradients against PyTorch autograd of the equations, written here
 independently (real-valued state):
     u_k = W_i x_k + b_i,  m_k = (1 - r) m_{k-1} + r u_k,  r = 1 - exp(-dt inv_tau_m)   (Eq. 7)
@@ -18,8 +18,8 @@ import torch
 import egret
 from autograd_reference import (assert_events_are_changes, bin_inputs, compare,
                                 heaviside_with_surrogate, held_readouts, labelled_batch,
-                                layer_params, logits_of, loss_of, named_tensors, random_events,
-                                readout_params)
+                                layer_params, logits_of, loss_of, random_events, readout_params,
+                                two_layers_equal_autograd)
 
 MASK = (1 << 64) - 1
 
@@ -81,6 +81,11 @@ def config(seed, settings):
                                               "bias_spread": 0.3, "leak": 0.3})]}
 
 
+def two_layers(P0, P1, x, seed, settings, taped, counts):
+    h0 = spiking_gated_layer(P0, x, settings[0], seed, taped, counts)
+    return h0, spiking_gated_layer(P1, h0, settings[1], seed + 1, taped, counts)
+
+
 def test_two_spiking_gated_layers_batch_of_three_equal_autograd():
     seed, end = 11, 20.0
     dt = SETTINGS[0]["dt"]
@@ -88,33 +93,21 @@ def test_two_spiking_gated_layers_batch_of_three_equal_autograd():
     rng = np.random.default_rng(11)
     points, windows = [6.1, 12.0, 19.9], [(2.0, 9.5), (14.2, 20.0)]
     cases, samples = labelled_batch(rng, end, points, windows, signed=True)
-    value, grads, stats = net.loss_and_gradient(samples, loss="softmax_cross_entropy")
-
     ticks = int(round(end / dt))
-    P0, P1 = layer_params(net, 0), layer_params(net, 1)
-    W = readout_params(net)
-    total, changes = 0, 0
     counts = {"spikes": 0, "pairs": 0, "near": 0}
-    for t, ch, v, targets in cases:
-        x = bin_inputs(t, ch, torch.tensor(v), dt, ticks, 5)
-        h0 = spiking_gated_layer(P0, x, SETTINGS[0], seed, True, counts)
-        h1 = spiking_gated_layer(P1, h0, SETTINGS[1], seed + 1, True, counts)
-        o = held_readouts(h1, dt, points, windows)
-        total = total + loss_of(logits_of(o, W),
-                                "softmax_cross_entropy", targets)
+
+    def inference_events(r, x, h0, h1):
         # inference (no tape): the expected threshold; egret's events are the changes of h
-        r = net.simulate(t, ch, v, end_time=end)
         with torch.no_grad():
             quiet = {"spikes": 0, "pairs": 0, "near": 0}
-            g0 = spiking_gated_layer(P0, x, SETTINGS[0], seed, False, quiet)
-            g1 = spiking_gated_layer(P1, g0, SETTINGS[1], seed + 1, False, quiet)
-        for layer, h in ((0, g0), (1, g1)):
-            changes += assert_events_are_changes(r, layer, h, dt)
-    ref = total / 3
-    ref.backward()
-    assert abs(value - float(ref)) <= 1e-12 * abs(float(ref))
-    tensors = named_tensors(W, P0, P1)
-    worst = compare(grads, tensors)
+            g0, g1 = two_layers(layer_params(net, 0), layer_params(net, 1), x, seed, SETTINGS,
+                                False, quiet)
+        return sum(assert_events_are_changes(r, l, g, dt) for l, g in ((0, g0), (1, g1)))
+
+    _, stats, worst, changes = two_layers_equal_autograd(
+        net, cases, samples, dt, end,
+        lambda P0, P1, x: two_layers(P0, P1, x, seed, SETTINGS, True, counts),
+        lambda h, P: held_readouts(h, dt, points, windows), inference_events)
     assert len(worst) == 2 * 7 + 2  # W_x, b_x, W_c, b_c, W_i, b_i, inv_tau_m per layer; readout
     assert stats["surrogate_pairs"] == 3 * ticks * (6 + 4)
     spiking = counts["spikes"] / counts["pairs"]

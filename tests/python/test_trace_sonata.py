@@ -1,5 +1,5 @@
 """egret's HDF5 traces opened with h5py, checked against the SONATA spike-file layout
-(DESIGN section 6) and egret's own additions; and the HDF5 checkpoints of `egret train`."""
+(docs/formats.md) and egret's own additions; and the HDF5 checkpoints of `egret train`."""
 import json
 
 import h5py

@@ -19,12 +19,12 @@ CORPUS = ROOT / "tests" / "fuzz" / "corpus" / "regressions"
 # file -> (Python reader, the error text). The heap overflow inside libhdf5 crashes the validating
 # child, or, where the heap is laid out so that it does not crash, leaves a file whose root group
 # reads as empty: either way the parent never reads it.
-ALTERNATIVE = {"trace_hdf5_attr_heap_overflow.h5": ": missing group 'spikes'"}
+ALTERNATIVE = {"hdf5_trace/trace_hdf5_attr_heap_overflow.h5": ": missing group 'spikes'"}
 CASES = {
-    "h5_events_dangling_link.h5": ("read_events", ":/events: a dangling link (its target does not exist)"),
-    "h5_events_huge_int_type.h5": ("read_events", ":/events/p: integer type of 4294770689 bytes (at most 8 supported)"),
-    "trace_hdf5_attr_heap_overflow.h5": ("read_trace", ": libhdf5 crashed while validating the file"),
-    "trace_huge_dims.h5": ("read_trace", ":/spikes/layer0/timestamps: the dimensions claim 277076930199554 elements"),
+    "hdf5_events/h5_events_dangling_link.h5": ("read_events", ":/events: a dangling link (its target does not exist)"),
+    "hdf5_events/h5_events_huge_int_type.h5": ("read_events", ":/events/p: integer type of 4294770689 bytes (at most 8 supported)"),
+    "hdf5_trace/trace_hdf5_attr_heap_overflow.h5": ("read_trace", ": libhdf5 crashed while validating the file"),
+    "hdf5_trace/trace_huge_dims.h5": ("read_trace", ":/spikes/layer0/timestamps: the dimensions claim 277076930199554 elements"),
 }
 
 

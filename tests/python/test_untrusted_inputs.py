@@ -31,10 +31,10 @@ def python(code):
 
 
 READ_ERRORS = {
-    "aedat31_tsoffset_overflow.aedat": "header without a #Format: RAW line",
-    "aedat4_1GiB_packet_claim.aedat4": "its size 1073741824 exceeds the 0 bytes left in the file",
-    "evt3_format_overflow.raw": "header field 'height' is not a sensor size 1..65535",
-    "npy_descr_hang.npy": "npy header ends inside the descr (it never closes)",
+    "aedat31/aedat31_tsoffset_overflow.aedat": "header without a #Format: RAW line",
+    "aedat4/aedat4_1GiB_packet_claim.aedat4": "its size 1073741824 exceeds the 0 bytes left in the file",
+    "evt3/evt3_format_overflow.raw": "header field 'height' is not a sensor size 1..65535",
+    "npy_events/npy_descr_hang.npy": "npy header ends inside the descr (it never closes)",
 }
 
 
@@ -55,7 +55,7 @@ except RuntimeError as e:
 
 
 def test_to_frames_over_two_to_the_49_microseconds_is_a_clear_error(egret_bin):
-    path = CORPUS / "to_frames_heap_overflow_t0_1_2p49.npy"
+    path = CORPUS / "npy_events/to_frames_heap_overflow_t0_1_2p49.npy"
     r = limited([egret_bin, "inspect", path])
     assert r.returncode == 0 and "3 events" in r.stdout and "-0.000" not in r.stdout, r.stdout
     r = python(f"""
@@ -72,7 +72,7 @@ except ValueError as e:
 
 
 def test_events_csv_with_nan_first_line_is_refused(egret_bin):
-    path = CORPUS / "events_first_line_nan_dropped.csv"
+    path = CORPUS / "event_csv/events_first_line_nan_dropped.csv"
     r = limited([egret_bin, "simulate", "--config", ROOT / "examples" / "two_layer.json",
                  "--input", path])
     assert r.returncode != 0

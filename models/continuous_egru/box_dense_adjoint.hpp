@@ -1,0 +1,90 @@
+// The backward side of a continuous EGRU layer (box kernel): the adjoints of (c, a_u, a_r, a_z)
+// moved across each inter-event interval in closed form (BoxEgruCell::flow_adjoint), the jumps
+// (jump_adjoint.hpp), and the dependence of a crossing's time on the state of the
+// previous step (routed into that step's adjoints). The forward state after each step is recomputed
+// from the tape's checkpoints (dense_replay.hpp). docs/adjoint.md derives every line;
+// adjoint/reverse_sweep.hpp is the generic sweep that calls it.
+#pragma once
+
+#include <memory>
+
+#include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/continuous_egru/dense_replay.hpp"
+#include "models/continuous_egru/jump_adjoint.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
+ public:
+  using Base = ContinuousEgruJumpAdjoint<Scalar>;
+  using typename Base::Array;
+  using typename Base::Cell;
+  using typename Base::Params;
+
+  explicit ContinuousEgruAdjoint(std::shared_ptr<const Params> p) : Base(std::move(p)) {}
+
+  Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
+                          Scalar d_time) override {
+    const Params& p = *p_;
+    const Index i = this->visit_step(st);
+    const TapeStep<Scalar>* prev = this->previous_step(i);
+    Scalar g_step = d_time + pending_time_;
+    if (!this->needs_flow(tape, st, prev)) {
+      pending_time_ = 0;
+      last_time_adjoint_ = g_step;
+      return g_step;
+    }
+    // The gates over the interval and c at its end (recomputed from the checkpoints).
+    const auto& in = replay_.interval_before(i);
+    const TapeItem<Scalar>* items = tape.items_of(st);
+    const bool crossing = st.kind == EventKind::kInternal;
+    const Index m = crossing ? items[0].index : -1;  // the (first) crossing unit
+    const Scalar dt = st.time - (prev ? prev->time : Scalar(0));
+    // The end of the interval moves with the step time: dL/dT gets lam_c . dc/dt there.
+    const Scalar flow_term = (lam_c_ * in.u * (in.z - in.c_end)).sum() / p.tau_m;
+    g_step += flow_term;
+    Scalar lam_c0_extra = 0, to_previous = 0, routed = g_step;
+    if (crossing) {
+      const Scalar c0 = replay_.after(i - 1).c[m];  // the state right after the previous step
+      lam_c0_extra = this->crossing_time_adjoint(m, c0, in.u[m], in.z[m], g_step, tape.n_items(st));
+      to_previous = g_step;
+      routed = 0;
+    }
+    if (dt != 0) flow_back(dt, in);  // an interval of length 0 is the identity
+    if (crossing) lam_c_[m] += lam_c0_extra;
+    // The start of the interval moves with the previous step's time.
+    pending_time_ = prev ? to_previous - flow_term : Scalar(0);
+    last_time_adjoint_ = g_step;
+    return routed;
+  }
+
+ private:
+  using Base::g_;
+  using Base::lam_c_;
+  using Base::lam_r_;
+  using Base::lam_u_;
+  using Base::lam_z_;
+  using Base::last_time_adjoint_;
+  using Base::p_;
+  using Base::pending_time_;
+  using Base::replay_;
+  using Interval = typename ContinuousEgruReplay<Scalar>::Interval;
+
+  // Back across an interval of length dt with its gates and c at its end: lam(start) from
+  // lam(end) in closed form, and the gates' adjoints.
+  void flow_back(Scalar dt, const Interval& in) {
+    const Index n = p_->units();
+    lam_u_gate_.setZero(n);
+    lam_z_gate_.setZero(n);
+    Cell::flow_adjoint(lam_c_, in.c_end, in.u, in.z, dt, p_->tau_m, lam_c0_, lam_u_gate_,
+                       lam_z_gate_, (*g_.tau_m)(0, 0));
+    lam_u_ += lam_u_gate_ * in.u * (Scalar(1) - in.u);
+    lam_z_ += lam_z_gate_ * (Scalar(1) - in.z * in.z);
+    lam_c_.swap(lam_c0_);
+  }
+
+  Array lam_u_gate_, lam_z_gate_, lam_c0_;  // scratch of one interval
+};
+
+}  // namespace egret

@@ -1,0 +1,149 @@
+// The physics of one continuous-time EGRU unit with the `box` gate kernel (docs/model.md §1):
+// gates, flow, guard (next crossing), and jumps. Nothing here knows about queues or layers;
+// the layer (continuous_egru_layer.hpp) applies these equations to N units, the engine decides
+// when. The adjoint pass (adjoint/) differentiates exactly these functions.
+//
+//   u = sigmoid(a_u), r = sigmoid(a_r), z = tanh(a_z)
+//   tau_m dc/dt = u (z - c)                 (gates piecewise constant between events)
+//   guard: c = theta, reached from below    (internal event, value y = theta, then c = 0)
+//   jumps on the receivers of an event of unit n with value y:
+//     a_u += V_u[:, n] y,  a_r += V_r[:, n] y,  a_z += V_z[:, n] r_n(s-) y
+//   jumps on an external input (channel k, value x): a_X += U_X[:, k] x, c unchanged.
+//
+// Each equation comes in a scalar form (one unit) and an array form (all units of a layer at
+// once), written with exp and log only so that Eigen vectorises them (it has SIMD exp/log for
+// float and double, but not tanh/expm1/log1p for double): tanh(a) = 1 - 2 / (1 + exp(2a)).
+// The two forms are the same formulas, term for term.
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <limits>
+
+#include "models/egru/egru_gates.hpp"
+
+namespace egret {
+
+template <class Scalar>
+struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru/egru_gates.hpp
+  using Array = typename EgruGates<Scalar>::Array;
+  using EgruGates<Scalar>::gates;
+
+  // Closed-form flow: c(t0 + dt) = c0 + (z - c0) (1 - exp(-u dt / tau_m)) with the gates held
+  // at (u, z); dt = 0 returns c0 exactly.
+  static Scalar flow(Scalar c0, Scalar u, Scalar z, Scalar dt, Scalar tau_m) {
+    return c0 + (z - c0) * (Scalar(1) - std::exp(-u * dt / tau_m));
+  }
+
+  // dc/dt, the right-hand side of the flow.
+  static Scalar rate(Scalar c, Scalar u, Scalar z, Scalar tau_m) { return u * (z - c) / tau_m; }
+
+  // Time from now until c reaches theta, with the gates held at (u, z); infinity when the flow
+  // never gets there (z <= theta: c relaxes toward z without reaching theta). A state already at
+  // or above theta (possible only through rounding, since c is continuous and starts below)
+  // crosses now.
+  //   c0 < theta < z:  dt = (tau_m / u) ln((z - c0) / (z - theta))
+  // written as ln(1 + (theta - c0) / (z - theta)).
+  static Scalar time_to_crossing(Scalar c0, Scalar u, Scalar z, Scalar theta, Scalar tau_m) {
+    if (c0 >= theta) return Scalar(0);
+    if (z <= theta) return std::numeric_limits<Scalar>::infinity();
+    return (tau_m / u) * std::log(Scalar(1) + (theta - c0) / (z - theta));
+  }
+
+  // ---- Derivatives (used by the adjoint, models/continuous_egru/box_dense_adjoint.hpp).
+
+  // Partial derivatives of the time to crossing dt* = (tau_m/u) ln((z - c0)/(z - theta)),
+  // given dt* itself (c0 < theta < z):
+  //   d/dc0 = -(tau_m/u) / (z - c0)              d/dtheta = (tau_m/u) / (z - theta)
+  //   d/dz  = (tau_m/u) (1/(z - c0) - 1/(z - theta))
+  //   d/du  = -dt*/u                             d/dtau_m = dt*/tau_m
+  // They grow like 1/(z - theta) as the crossing becomes grazing (dc/dt at the crossing,
+  // u (z - theta) / tau_m, goes to 0).
+  struct CrossingPartials {
+    Scalar c0, u, z, theta, tau_m;
+  };
+  static CrossingPartials crossing_partials(Scalar c0, Scalar u, Scalar z, Scalar theta,
+                                            Scalar tau_m, Scalar dt_star) {
+    const Scalar k = tau_m / u;
+    return {-k / (z - c0), -dt_star / u, k * (Scalar(1) / (z - c0) - Scalar(1) / (z - theta)),
+            k / (z - theta), dt_star / tau_m};
+  }
+
+  // ---- Array forms: the same equations for all units of a layer.
+
+  // c <- flow(c, u, z, dt, tau_m), in place.
+  static void advance(Array& c, const Array& u, const Array& z, Scalar dt, Scalar tau_m) {
+    c += (z - c) * (Scalar(1) - (u * (-dt / tau_m)).exp());
+  }
+
+  // Backward through the flow over dt: with c_end = flow(c0, u, z, dt, tau_m) and the adjoint
+  // lam_end of c_end, adds the adjoints of the flow's inputs:
+  //   dc_end/dc0 = E = exp(-u dt/tau_m)          dc_end/dz = 1 - E
+  //   dc_end/du  = (z - c_end) dt / tau_m         dc_end/dtau_m = -(z - c_end) u dt / tau_m^2
+  // (z - c_end = (z - c0) E lets every term use c_end). lam_c0 is overwritten, lam_u / lam_z /
+  // lam_tau are accumulated.
+  static void flow_adjoint(const Array& lam_end, const Array& c_end, const Array& u, const Array& z,
+                           Scalar dt, Scalar tau_m, Array& lam_c0, Array& lam_u, Array& lam_z,
+                           Scalar& lam_tau) {
+    // lam_c0 holds E first: no temporary arrays (this runs at every interval of training).
+    lam_c0 = (u * (-dt / tau_m)).exp();
+    lam_z += lam_end * (Scalar(1) - lam_c0);
+    lam_c0 *= lam_end;
+    const auto gap = lam_end * (z - c_end);
+    lam_u += gap * (dt / tau_m);
+    lam_tau -= (gap * u).sum() * dt / (tau_m * tau_m);
+  }
+
+  // Absolute next crossing times t + time_to_crossing(...) for every unit (arguments: arrays or
+  // segments of arrays).
+  template <class C, class U, class Z, class Theta, class Out>
+  static void crossing_times(const C& c, const U& u, const Z& z, const Theta& theta, Scalar tau_m,
+                             Scalar t, Out&& out) {
+    // Every term as an array expression, then the cases in a plain loop: Eigen 3.4 evaluates
+    // select() one lane at a time, so a log or division inside it would be scalar (docs/speed.md
+    // has the measurement). Lanes with z <= theta or c >= theta compute a
+    // meaningless value, which keep_cases() discards.
+    out = t + (tau_m * u.inverse()) * (Scalar(1) + (theta - c) / (z - theta)).log();
+    keep_cases(c, z, theta, t, out);
+  }
+
+  // Lower bounds of the absolute crossing times, without a logarithm: ln(1 + x) >= x / (1 + x)
+  // with x = (theta - c) / (z - theta) gives dt* >= (tau_m / u) (theta - c) / (z - c). Exact
+  // (equal to crossing_times) where the unit crosses now (c >= theta) or never (z <= theta).
+  // A sparse layer keeps these for units that cannot be the next to cross.
+  template <class C, class U, class Z, class Theta, class Out>
+  static void crossing_time_lower_bounds(const C& c, const U& u, const Z& z, const Theta& theta,
+                                         Scalar tau_m, Scalar t, Out&& out) {
+    out = t + (tau_m * u.inverse()) * ((theta - c) / (z - c));
+    keep_cases(c, z, theta, t, out);
+  }
+
+  // Value carried by an internal event (y = c(s-) = theta) and the state after it.
+  static Scalar event_value(Scalar theta) { return theta; }
+  static constexpr Scalar reset_state() { return Scalar(0); }
+
+  // Scales of the weight columns added to the receivers' (a_u, a_r) and a_z by an event:
+  // recurrent events scale a_z by the sender's reset gate, inputs do not.
+  static Scalar recurrent_scale_ur(Scalar y) { return y; }
+  static Scalar recurrent_scale_z(Scalar y, Scalar r_sender) { return r_sender * y; }
+  static Scalar input_scale(Scalar x) { return x; }
+
+ private:
+  // out <- t where the unit crosses now (c >= theta), +inf where it never will (z <= theta, or
+  // NaN), out itself where c < theta < z. A loop the compiler vectorises with blends. Every value
+  // is loaded whatever the case: with z read only where c < theta, GCC 12 used masked loads and
+  // half the lanes.
+  template <class C, class Z, class Theta, class Out>
+  static void keep_cases(const C& c, const Z& z, const Theta& theta, Scalar t, Out& out) {
+    const Scalar inf = std::numeric_limits<Scalar>::infinity();
+    const Scalar *cs = c.data(), *zs = z.data(), *ths = theta.data();
+    Scalar* os = out.data();
+    for (Eigen::Index i = 0; i < out.size(); ++i) {
+      const Scalar ci = cs[i], zi = zs[i], th = ths[i], oi = os[i];
+      const Scalar unless_now = zi > th ? oi : inf;
+      os[i] = ci >= th ? t : unless_now;
+    }
+  }
+};
+
+}  // namespace egret

@@ -1,0 +1,248 @@
+// The forward trajectory of a sparsely connected continuous EGRU layer
+// (ContinuousEgruParams::sparse, box kernel), recomputed for the backward pass unit by unit, so
+// that the backward pass costs what the forward pass cost: the connections of each event, not the
+// layer's size.
+//
+// A unit's gates change only at the steps that touch it: a column that connects to it, or its own
+// crossing (c is reset). Between two such steps its c follows one closed-form flow. The replay
+// hands the adjoint, at each step, the pieces of trajectory that end there: for every unit the
+// step touches, where its piece began (its anchor: the step that last touched it, -1 for t = 0),
+// c at the anchor and at the step, and its gates since the anchor. A checkpoint step
+// (checkpoint_steps.hpp) ends the piece of every unit, since the recomputation starts
+// all units afresh from the checkpoint's dense state: O(N) once per K steps.
+//
+// The adjoint asks for steps latest first. A step outside the current run recomputes the run from
+// the latest checkpoint before it up to it, applying the steps with the forward pass's own
+// column scales (event_column) and weights, in the forward order. The pieces differ from the
+// forward pass's (which splits a unit's flow at the times it settles) only by rounding.
+// Memory: the pieces of one run, about (touches per step) x K.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/continuous_egru/checkpoint_steps.hpp"
+#include "models/continuous_egru/continuous_egru_params.hpp"
+#include "models/continuous_egru/event_columns.hpp"
+#include "models/continuous_egru/sparse_connections.hpp"
+#include "sim/tape.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class SparseEgruReplay {
+ public:
+  using Params = ContinuousEgruParams<Scalar>;
+  using Cell = BoxEgruCell<Scalar>;
+  using Connections = EgruConnections<Scalar>;
+
+  // One unit's trajectory from its anchor step to the step that ends it: c goes from c_start to
+  // c_end over dt with the gates (u, z) held; decay = exp(-u dt / tau_m), which the adjoint
+  // needs again.
+  struct Piece {
+    Index unit;
+    Index anchor;  // a step of the layer; -1: the initial state at t = 0
+    Scalar c_start, c_end, u, z, dt, decay;
+    // Left unset: end_pieces() grows the log by a step's pieces and writes each field once
+    // (building each piece on the stack and copying it costs a store-forwarding stall per piece).
+    Piece() {}  // NOLINT: deliberately uninitialised
+  };
+  struct Pieces {
+    const Piece *first, *last;
+    const Piece* begin() const { return first; }
+    const Piece* end() const { return last; }
+    std::size_t size() const { return static_cast<std::size_t>(last - first); }
+  };
+
+  // The checkpoints are the dense layer's [c; a_u; a_z].
+  static Index state_width(const Params& p) { return 3 * p.units(); }
+
+  // The layer's connections (SparseEgruConnections::of its parameters), before begin().
+  void use_connections(std::shared_ptr<const SparseEgruConnections<Scalar>> connections) {
+    connections_ = std::move(connections);
+  }
+
+  void begin(const Tape<Scalar>& tape, Index layer, const Params& p) {
+    if (!connections_) throw std::logic_error("SparseEgruReplay: no connections");
+    p_ = &p;
+    steps_.begin(tape, layer, state_width(p));
+    unit_.assign(static_cast<std::size_t>(p.units()), UnitState{});
+    for (auto* a :
+         {&batch_c_, &batch_u_, &batch_z_, &batch_dt_, &batch_a_u_, &batch_a_z_, &batch_decay_})
+      a->setZero(Cell::whole_packets(p.units()));
+    touched_.reserve(static_cast<std::size_t>(p.units()));
+    batch_anchor_.resize(static_cast<std::size_t>(p.units()));
+    first_ = 0;
+    last_ = -1;
+  }
+
+  Index steps() const { return steps_.steps(); }
+  const TapeStep<Scalar>& step(Index i) const { return steps_.step(i); }
+  Scalar time(Index i) const { return steps_.time(i); }  // i = -1: t = 0
+  const Connections& input_connections() const { return connections_->input; }
+  const Connections& recurrent_connections() const { return connections_->recurrent; }
+
+  // The pieces that end at the layer's step i: the crossing units first (in the step's order, so
+  // the first crossing unit's piece comes first), then the units the step's columns connect to,
+  // and at a checkpoint every other unit. Valid until the next call.
+  Pieces pieces_ending_at(Index i) {
+    if (i < first_ || i > last_) recompute_run_ending_at(i);
+    const auto k = static_cast<std::size_t>(i - first_);
+    return {pieces_.data() + run_begin_[k], pieces_.data() + run_begin_[k + 1]};
+  }
+
+ private:
+  // From the latest checkpoint before step `last` (or the initial state), forward to `last`.
+  void recompute_run_ending_at(Index last) {
+    const Index from = last > 0 ? steps_.checkpoint_at_or_before(last - 1) : Index(-1);
+    load_state(from);
+    first_ = from + 1;
+    last_ = last;
+    pieces_.clear();
+    run_begin_.assign(1, 0);
+    for (Index j = first_; j <= last; ++j) {
+      apply_step(j);
+      run_begin_.push_back(pieces_.size());
+    }
+  }
+
+  // Every unit anchored at step `from` with the checkpoint's state (from = -1: the initial one).
+  // The gates through Cell::gates, as the forward pass computed them.
+  void load_state(Index from) {
+    const Params& p = *p_;
+    const Index n = p.units();
+    const Scalar* rec = from >= 0 ? steps_.tape().step_state(step(from)) : nullptr;
+    const Scalar t = time(from);
+    for (Index m = 0; m < n; ++m) {
+      batch_a_u_[m] = rec ? rec[n + m] : p.b_u[m];
+      batch_a_z_[m] = rec ? rec[2 * n + m] : p.b_z[m];
+    }
+    const Index np = Cell::whole_packets(n);
+    Cell::gates(batch_a_u_.head(np), batch_a_z_.head(np), batch_u_.head(np), batch_z_.head(np));
+    for (Index m = 0; m < n; ++m) {
+      UnitState& r = unit_[static_cast<std::size_t>(m)];
+      r = {rec ? rec[m] : p.c_init[m],
+           batch_a_u_[m],
+           batch_a_z_[m],
+           batch_u_[m],
+           batch_z_[m],
+           t,
+           from,
+           -2};
+    }
+  }
+
+  // What the layer did at step j (continuous_egru_layer.hpp): the step's columns added on their
+  // connections, marking the units they touch; the touched units' c brought to the step time with
+  // their gates so far (their pieces end here) and their new gates, in one vectorised batch; the
+  // resets of the units that crossed.
+  void apply_step(Index j) {
+    const TapeStep<Scalar>& st = step(j);
+    const Tape<Scalar>& tape = steps_.tape();
+    const TapeItem<Scalar>* items = tape.items_of(st);
+    const std::int64_t n_items = tape.n_items(st);
+    const bool crossing = st.kind == EventKind::kInternal;
+    touched_.clear();
+    if (crossing)  // first, so that the first crossing unit's piece comes first
+      for (std::int64_t k = 0; k < n_items; ++k) touch(items[k].index, j);
+    for (std::int64_t k = 0; k < n_items; ++k) add_column(items[k], j);
+    if (steps_.checkpoint(j))
+      for (Index m = 0; m < p_->units(); ++m) touch(m, j);
+    end_pieces(j, st.time);
+    if (crossing)
+      for (std::int64_t k = 0; k < n_items; ++k)
+        unit_[static_cast<std::size_t>(items[k].index)].c = Cell::reset_state();
+  }
+
+  const Connections& connections_of(const TapeItem<Scalar>& it) const {
+    const bool input = it.kind == EventKind::kInput || it.kind == EventKind::kInputRelease;
+    return input ? connections_->input : connections_->recurrent;
+  }
+  void touch(Index m, Index j) {
+    auto& stamp = unit_[static_cast<std::size_t>(m)].stamp;
+    if (stamp == j) return;
+    stamp = j;
+    touched_.push_back(m);
+  }
+  // The item's column added to the pre-activations, as SparseEgruUnits::add_column does; the
+  // gates of the touched units are replaced only in end_pieces.
+  void add_column(const TapeItem<Scalar>& it, Index j) {
+    const EgruColumn<Scalar> col = event_column(*p_, it.kind, it.index, it.value, it.aux);
+    for (const auto& w : connections_of(it).column(it.index)) {
+      UnitState& r = unit_[static_cast<std::size_t>(w.row)];
+      r.a_u += col.scale_ur * w.u;
+      r.a_z += col.scale_z * w.z;
+      touch(w.row, j);
+    }
+  }
+  // The touched units' pieces end at step j (time t) and their new ones start there. The flow
+  // and the gates run over whole SIMD packets (the lanes past the touched units hold finite
+  // leftovers, not read back), as in SparseEgruUnits::settle.
+  void end_pieces(Index j, Scalar t) {
+    const auto k = static_cast<Index>(touched_.size());
+    for (Index i = 0; i < k; ++i) {
+      const UnitState& r = unit_[static_cast<std::size_t>(touched_[static_cast<std::size_t>(i)])];
+      batch_c_[i] = r.c;
+      batch_u_[i] = r.u;
+      batch_z_[i] = r.z;
+      batch_dt_[i] = t - r.t_anchor;
+      batch_a_u_[i] = r.a_u;
+      batch_a_z_[i] = r.a_z;
+      batch_anchor_[static_cast<std::size_t>(i)] = r.anchor;
+    }
+    const Index kp = Cell::whole_packets(k);
+    auto u = batch_u_.head(kp), z = batch_z_.head(kp), decay = batch_decay_.head(kp);
+    decay = (u * (-batch_dt_.head(kp) / p_->tau_m)).exp();
+    const std::size_t at = pieces_.size();
+    pieces_.resize(at + static_cast<std::size_t>(k));
+    Piece* out = pieces_.data() + at;
+    for (Index i = 0; i < k; ++i) {
+      const Index m = touched_[static_cast<std::size_t>(i)];
+      const Scalar c0 = batch_c_[i];
+      Piece& pc = out[i];
+      pc.unit = m;
+      pc.anchor = batch_anchor_[static_cast<std::size_t>(i)];
+      pc.c_start = c0;
+      pc.c_end = c0 + (batch_z_[i] - c0) * (Scalar(1) - batch_decay_[i]);
+      pc.u = batch_u_[i];
+      pc.z = batch_z_[i];
+      pc.dt = batch_dt_[i];
+      pc.decay = batch_decay_[i];
+    }
+    Cell::gates(batch_a_u_.head(kp), batch_a_z_.head(kp), u, z);
+    for (Index i = 0; i < k; ++i) {
+      const Piece& pc = out[i];
+      UnitState& r = unit_[static_cast<std::size_t>(pc.unit)];
+      r.c = pc.c_end;
+      r.u = batch_u_[i];
+      r.z = batch_z_[i];
+      r.t_anchor = t;
+      r.anchor = j;
+    }
+  }
+
+  // A unit's state during a run: c at its anchor (step and time), its pre-activations and its
+  // gates since then, and the last step that touched it (dedupes a step's touches). One record
+  // in one cache line, so that touching a unit reads one place.
+  struct alignas(64) UnitState {
+    Scalar c = 0, a_u = 0, a_z = 0, u = 0, z = 0, t_anchor = 0;
+    Index anchor = -1, stamp = -2;
+  };
+
+  const Params* p_ = nullptr;
+  ContinuousEgruTapeSteps<Scalar> steps_;
+  std::shared_ptr<const SparseEgruConnections<Scalar>> connections_;
+  std::vector<UnitState> unit_;
+  std::vector<Index> touched_;  // by the current step, in order
+  using Array = typename Cell::Array;
+  Array batch_c_, batch_u_, batch_z_, batch_dt_, batch_a_u_, batch_a_z_, batch_decay_;
+  std::vector<Index> batch_anchor_;
+  Index first_ = 0, last_ = -1;         // the run: steps first_ .. last_
+  std::vector<Piece> pieces_;           // the run's pieces, step by step
+  std::vector<std::size_t> run_begin_;  // step first_ + k's pieces start at run_begin_[k]
+};
+
+}  // namespace egret

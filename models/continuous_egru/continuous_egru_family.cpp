@@ -1,0 +1,87 @@
+// The registration of the continuous-time EGRU (box kernel): its configuration keys and factory.
+#include "models/continuous_egru/continuous_egru_family.hpp"
+
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "models/continuous_egru/continuous_egru_layer.hpp"
+#include "models/egru/egru_settings.hpp"
+
+namespace egret {
+namespace {
+
+template <class Scalar>
+std::unique_ptr<Layer<Scalar>> make_continuous_egru(const LayerRecipe& r) {
+  using P = ContinuousEgruParams<Scalar>;
+  const bool self_recurrence = r.settings.flag("self_recurrence");
+  P p = P::random(r.units, r.inputs, r.seed, egru_random_init<Scalar>(r.settings), self_recurrence);
+  p.tau_m = r.settings.as<Scalar>("tau_m");
+  p.tau_o = r.settings.as<Scalar>("tau_o");
+  p.window_input = r.settings.as<Scalar>("window_input");
+  p.window_recurrent = r.settings.as<Scalar>("window_recurrent");
+  p.gate_kernel = r.settings.choice("gate_kernel") == 1 ? GateKernel::kExp : GateKernel::kBox;
+  p.tau_s = r.settings.as<Scalar>("tau_s");
+  p.ode_tolerance = r.settings.as<Scalar>("ode_tolerance");
+  p.crossing_tolerance = r.settings.as<Scalar>("crossing_tolerance");
+  const double input_fraction = r.settings.get("connectivity.input");
+  const double recurrent_fraction = r.settings.get("connectivity.recurrent");
+  for (const double f : {input_fraction, recurrent_fraction})
+    if (!(f > 0))
+      throw std::invalid_argument(r.name +
+                                  ": connectivity fractions must be > 0 (every sender keeps at "
+                                  "least one connection); got " +
+                                  std::to_string(f));
+  if (input_fraction < 1 || recurrent_fraction < 1) {
+    p.keep_random_connections(static_cast<Scalar>(input_fraction),
+                              static_cast<Scalar>(recurrent_fraction), r.seed, self_recurrence);
+    p.sparse = true;
+  }
+  p.validate(r.name);
+  return std::make_unique<ContinuousEgruLayer<Scalar>>(std::make_shared<const P>(std::move(p)));
+}
+
+}  // namespace
+
+CellFamily continuous_egru_family() {
+  const double inf = std::numeric_limits<double>::infinity();
+  CellFamily f;
+  f.type = "continuous_egru";
+  f.summary =
+      "continuous-time EGRU: box gate kernel (exact event times and gradients) or exp kernel "
+      "(Odeint, root finding)";
+  f.keys = {
+      {"tau_m", 10, 0, inf, false, "state time constant [ms]", kMinTimeScaleMs},
+      {"tau_o", 10, 0, inf, false, "output-trace time constant [ms]", kMinTimeScaleMs},
+      {"window_input", inf, 0, 1e12, true, "how long an input contribution is held [ms]",
+       kMinTimeScaleMs},
+      {"window_recurrent", inf, 0, 1e12, true, "how long an event's contribution is held [ms]",
+       kMinTimeScaleMs},
+      {"gate_kernel", 0, 0, 1, false,
+       "how the gate pre-activations move between events: \"box\" (held; closed form) or "
+       "\"exp\" (relax toward the biases with tau_s; c integrated by Odeint)",
+       0, false, std::numeric_limits<double>::quiet_NaN(),
+       std::vector<std::string>{std::string("box"), std::string("exp")}},
+      {"tau_s", 5, 0, inf, false, "gate time constant of the exp kernel [ms]", kMinTimeScaleMs},
+      {"ode_tolerance", 1e-12, 1e-15, 1e-3, false,
+       "exp kernel: relative and absolute error allowed per integration step of c"},
+      {"crossing_tolerance", 1e-12, 1e-15, 1, false,
+       "exp kernel: width to which a crossing time is bracketed [ms]"},
+      {"self_recurrence", 0, 0, 1, false,
+       "whether a unit's own event jumps its own pre-activations (the diagonal of V); false: "
+       "the paper's Eq. S11",
+       0, true, 1},
+      {"connectivity.input", 1, 0, 1, false,
+       "share of the units each input channel connects to; < 1 (with connectivity.recurrent): "
+       "a sparse layer, events cost their connections"},
+      {"connectivity.recurrent", 1, 0, 1, false,
+       "share of the units each unit connects to (the three gates share the connections)"},
+  };
+  for (auto& k : egru_weight_keys()) f.keys.push_back(k);
+  f.make_double = &make_continuous_egru<double>;
+  f.make_float = &make_continuous_egru<float>;
+  return f;
+}
+
+}  // namespace egret

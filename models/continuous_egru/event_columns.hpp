@@ -1,0 +1,69 @@
+// The jump an event applies to a continuous EGRU layer's gate pre-activations: one weight column
+// per gate and the scale applied to it (docs/adjoint.md). The forward pass
+// (continuous_egru_layer.hpp) and the backward pass's recomputation between checkpoints
+// (dense_replay.hpp) both apply jumps through these two functions, so the recomputed
+// state is bitwise the forward state.
+#pragma once
+
+#include <Eigen/Core>
+
+#include "events/event.hpp"
+#include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/continuous_egru/continuous_egru_params.hpp"
+
+namespace egret {
+
+template <class Scalar>
+struct EgruColumn {
+  using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
+  const Scalar* u = nullptr;
+  const Scalar* r = nullptr;
+  const Scalar* z = nullptr;
+  Scalar scale_ur = 0;  // applied to the u and r columns
+  Scalar scale_z = 0;   // applied to the z column
+  bool input = false;   // the sender: an input channel, or a unit of the layer
+  Index index = 0;      // its channel or unit
+};
+
+// The column of an event of `kind` on channel or unit `index` with value x or y and aux r (the
+// sender's reset gate, recurrent events only). A release removes what its event added.
+template <class Scalar>
+EgruColumn<Scalar> event_column(const ContinuousEgruParams<Scalar>& p, EventKind kind, Index index,
+                                Scalar value, Scalar aux) {
+  using Cell = BoxEgruCell<Scalar>;
+  const bool input = kind == EventKind::kInput || kind == EventKind::kInputRelease;
+  const Scalar sign = (kind == EventKind::kInputRelease || kind == EventKind::kRecurrentRelease)
+                          ? Scalar(-1)
+                          : Scalar(1);
+  if (input) {
+    const Scalar s = sign * Cell::input_scale(value);
+    return {p.U_u.col(index).data(),
+            p.U_r.col(index).data(),
+            p.U_z.col(index).data(),
+            s,
+            s,
+            true,
+            index};
+  }
+  return {p.V_u.col(index).data(),
+          p.V_r.col(index).data(),
+          p.V_z.col(index).data(),
+          sign * Cell::recurrent_scale_ur(value),
+          sign * Cell::recurrent_scale_z(value, aux),
+          false,
+          index};
+}
+
+// a_X += scale * column_X, vectorised over the units (a_r may be skipped by passing nullptr:
+// the backward recomputation does not need it).
+template <class Scalar>
+void apply_column(const EgruColumn<Scalar>& col, Index n, typename EgruColumn<Scalar>::Array& a_u,
+                  typename EgruColumn<Scalar>::Array* a_r,
+                  typename EgruColumn<Scalar>::Array& a_z) {
+  using ConstMap = Eigen::Map<const typename EgruColumn<Scalar>::Array>;
+  a_u += col.scale_ur * ConstMap(col.u, n);
+  if (a_r) *a_r += col.scale_ur * ConstMap(col.r, n);
+  a_z += col.scale_z * ConstMap(col.z, n);
+}
+
+}  // namespace egret

@@ -1,0 +1,232 @@
+// The backward side of a continuous EGRU layer with the `exp` gate kernel. The jumps are the box
+// kernel's (jump_adjoint.hpp); between steps the adjoints follow ODEs integrated
+// backward with Boost.Odeint, and a crossing's time depends on the state through the generic
+// guard rule (docs/adjoint.md, "The exp gate kernel"):
+//
+//   flow      tau_s da_X/dt = b_X - a_X,  tau_m dc/dt = u (z - c)
+//   adjoint   dlam_c/dt = (u / tau_m) lam_c
+//             dlam_u/dt = lam_u / tau_s - lam_c u (1 - u) (z - c) / tau_m
+//             dlam_z/dt = lam_z / tau_s - lam_c u (1 - z^2) / tau_m
+//             dlam_r/dt = lam_r / tau_s
+//   gradient  dL/db_X += int lam_X / tau_s dt,   dL/dtau_s += int sum_X lam_X (a_X - b_X) / tau_s^2
+//             dL/dtau_m += int -lam_c u (z - c) / tau_m^2
+//   crossing  of unit m at T, with G the adjoint of T (its uses, plus lam . f at T-):
+//             lam_c,m(T-) += -G / cdot_m(T-),  dL/dtheta_m += G / cdot_m(T-)
+//
+// The forward state over an interval is re-created from the state after the previous step
+// (dense_replay.hpp, from the tape's checkpoints): the pre-activations in closed form,
+// c by the forward pass's own integration (ExpKernelEgruFlow), whose accepted steps are kept.
+// The adjoint system, with c, is integrated backward over one forward step at a time, starting
+// each from the forward c at the step's end: c is contracting forward, so integrated backward
+// over a long interval it would amplify its error; over one error-controlled step it does not.
+// Memory: the forward steps of one interval.
+#pragma once
+
+#include <boost/numeric/odeint.hpp>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "models/continuous_egru/dense_replay.hpp"
+#include "models/continuous_egru/exp_kernel_flow.hpp"
+#include "models/continuous_egru/jump_adjoint.hpp"
+
+namespace egret {
+
+template <class Scalar>
+class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
+ public:
+  using Base = ContinuousEgruJumpAdjoint<Scalar>;
+  using typename Base::Params;
+  using Vec = Eigen::ArrayXd;
+
+  explicit ExpKernelEgruAdjoint(std::shared_ptr<const Params> p) : Base(std::move(p)) {}
+
+  void begin(const Tape<Scalar>& tape, Index layer) override {
+    Base::begin(tape, layer);
+    b_u_ = p_->b_u.array().template cast<double>();
+    b_r_ = p_->b_r.array().template cast<double>();
+    b_z_ = p_->b_z.array().template cast<double>();
+  }
+
+  Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
+                          Scalar d_time) override {
+    const Index i = this->visit_step(st);
+    const TapeStep<Scalar>* prev = this->previous_step(i);
+    const double g_uses = double(d_time + pending_time_);
+    if (!this->needs_flow(tape, st, prev)) {
+      pending_time_ = 0;
+      last_time_adjoint_ = static_cast<Scalar>(g_uses);
+      return static_cast<Scalar>(g_uses);
+    }
+    const double t0 = prev ? double(prev->time) : 0.0, t1 = double(st.time);
+    load_interval(replay_.after(i - 1), t0, t1);
+    const double flow_term = hamiltonian(t1);
+    const double g_step = g_uses + flow_term;
+    const bool crossing = st.kind == EventKind::kInternal;
+    if (crossing && t1 > t0)
+      crossing_time_adjoint(tape.items_of(st)[0].index, g_step, tape.n_items(st));
+    if (t1 > t0) flow_back();
+    store_adjoints();
+    // The start of the interval moves with the previous step's time: -lam . f there, which is
+    // lam . f at T- (lam . f is constant along an autonomous flow). A crossing's time also moves
+    // one for one with the previous step's.
+    const double to_previous = crossing ? g_step : 0.0;
+    pending_time_ = prev ? static_cast<Scalar>(to_previous - flow_term) : Scalar(0);
+    last_time_adjoint_ = static_cast<Scalar>(g_step);
+    return crossing ? Scalar(0) : static_cast<Scalar>(g_step);
+  }
+
+ private:
+  using Base::g_;
+  using Base::lam_c_;
+  using Base::lam_r_;
+  using Base::lam_u_;
+  using Base::lam_z_;
+  using Base::last_time_adjoint_;
+  using Base::p_;
+  using Base::pending_time_;
+  using Base::replay_;
+
+  // The interval [t0, t1]: the forward state after the previous step, the forward integration
+  // of c with its accepted steps, and the adjoints in double.
+  template <class State>
+  void load_interval(const State& before, double t0, double t1) {
+    const Params& p = *p_;
+    n_ = p.units();
+    t0_ = t0;
+    tau_s_ = double(p.tau_s);
+    tau_m_ = double(p.tau_m);
+    d0_u_ = before.a_u.template cast<double>() - b_u_;
+    d0_r_ = before.a_r.template cast<double>() - b_r_;
+    d0_z_ = before.a_z.template cast<double>() - b_z_;
+    step_times_.clear();
+    step_c_.clear();
+    auto keep = [&](double t, const std::vector<double>& c) {
+      step_times_.push_back(t);
+      step_c_.insert(step_c_.end(), c.begin(), c.end());
+    };
+    c_scratch_ = before.c;
+    if (t1 > t0) {
+      ExpKernelEgruFlow::integrate_c(p, c_scratch_, before.a_u, before.a_z, t0, t1, flow_work_,
+                                     keep);
+      if (step_times_.size() < 2 || step_times_.back() != t1)
+        throw std::logic_error("continuous_egru adjoint (exp kernel): integration missed t1");
+    } else {
+      step_times_.push_back(t0);  // an interval of length 0: c as it is, no allocation
+      step_c_.insert(step_c_.end(), c_scratch_.data(), c_scratch_.data() + n_);
+    }
+    y_.assign(static_cast<std::size_t>(kParts * n_ + 2), 0.0);
+    const Scalar* lam[4] = {lam_c_.data(), lam_u_.data(), lam_r_.data(), lam_z_.data()};
+    for (int k = 0; k < 4; ++k)
+      for (Index m = 0; m < n_; ++m) y_[static_cast<std::size_t>((k + 1) * n_ + m)] = lam[k][m];
+  }
+
+  // lam . f at t1- (the end of the interval, before the step's jumps). Leaves u_, z_ at t1-,
+  // which crossing_time_adjoint reads.
+  double hamiltonian(double t1) {
+    const double e = std::exp(-(t1 - t0_) / tau_s_);
+    const Eigen::Map<const Vec> c(step_c_.data() + step_c_.size() - n_, n_);
+    gates_at(e);
+    const double* y = y_.data();
+    const Eigen::Map<const Vec> lc(y + n_, n_), lu(y + 2 * n_, n_), lr(y + 3 * n_, n_),
+        lz(y + 4 * n_, n_);
+    const double flow_c = (lc * u_ * (z_ - c)).sum() / tau_m_;
+    return flow_c - relaxation_product(lu, lr, lz) * e / tau_s_;
+  }
+
+  // A crossing of unit m at T = t1 with the total time adjoint g: T moves by -dc_m / cdot_m
+  // under a change dc_m of c_m(T-) and by dtheta / cdot_m under a change of theta_m. The rate is
+  // taken at c = theta (the guard), as in the box kernel.
+  void crossing_time_adjoint(Index m, double g, std::int64_t n_crossing) {
+    const double theta = double(p_->theta[m]);
+    const double rate = u_[m] * (z_[m] - theta) / tau_m_;
+    y_[static_cast<std::size_t>(n_ + m)] -= g / rate;
+    (*g_.theta)(m, 0) += static_cast<Scalar>(g / rate);
+    this->count_crossing(static_cast<Scalar>(rate), n_crossing);
+  }
+
+  // The adjoint system backward over each forward step, latest first, c restarted from the
+  // forward value at the step's end.
+  void flow_back() {
+    namespace odeint = boost::numeric::odeint;
+    const double tol = double(p_->ode_tolerance);
+    const std::size_t n = static_cast<std::size_t>(n_);
+    for (std::size_t k = step_times_.size() - 1; k > 0; --k) {
+      const double t_hi = step_times_[k], h = t_hi - step_times_[k - 1];
+      std::copy(step_c_.begin() + static_cast<std::ptrdiff_t>(k * n),
+                step_c_.begin() + static_cast<std::ptrdiff_t>((k + 1) * n), y_.begin());
+      auto rhs = [&](const std::vector<double>& y, std::vector<double>& dy, double s) {
+        backward_rhs(y, dy, t_hi - s);
+      };
+      odeint::integrate_adaptive(
+          odeint::make_controlled(tol, tol, odeint::runge_kutta_dopri5<std::vector<double>>()), rhs,
+          y_, 0.0, h, h);
+    }
+  }
+
+  // d/ds of [c, lam_c, lam_u, lam_r, lam_z, g_b_u, g_b_r, g_b_z, g_tau_m, g_tau_s] at time t,
+  // where s = t_hi - t runs backward.
+  void backward_rhs(const std::vector<double>& y, std::vector<double>& dy, double t) {
+    using Map = Eigen::Map<const Vec>;
+    using Out = Eigen::Map<Vec>;
+    const Index n = n_;
+    const double e = std::exp(-(t - t0_) / tau_s_);
+    gates_at(e);
+    const Map c(y.data(), n), lc(y.data() + n, n), lu(y.data() + 2 * n, n), lr(y.data() + 3 * n, n),
+        lz(y.data() + 4 * n, n);
+    double* d = dy.data();
+    gap_ = z_ - c;
+    const Vec& gap = gap_;
+    Out(d, n) = -u_ * gap / tau_m_;
+    Out(d + n, n) = -u_ * lc / tau_m_;
+    Out(d + 2 * n, n) = lc * u_ * (1 - u_) * gap / tau_m_ - lu / tau_s_;
+    Out(d + 3 * n, n) = -lr / tau_s_;
+    Out(d + 4 * n, n) = lc * u_ * (1 - z_ * z_) / tau_m_ - lz / tau_s_;
+    Out(d + 5 * n, n) = lu / tau_s_;
+    Out(d + 6 * n, n) = lr / tau_s_;
+    Out(d + 7 * n, n) = lz / tau_s_;
+    d[8 * n] = -(lc * u_ * gap).sum() / (tau_m_ * tau_m_);
+    d[8 * n + 1] = relaxation_product(lu, lr, lz) * e / (tau_s_ * tau_s_);
+  }
+
+  // sum_X lam_X . (a_X(t0) - b_X): times e, minus tau_s lam . da/dt of the gates (the gates'
+  // share of lam . f, and of the tau_s integrand).
+  template <class L>
+  double relaxation_product(const L& lu, const L& lr, const L& lz) const {
+    return (lu * d0_u_ + lr * d0_r_ + lz * d0_z_).sum();
+  }
+
+  // u and z where the relaxation factor is e = exp(-(t - t0) / tau_s).
+  void gates_at(double e) { ExpKernelEgruCell::gates(b_u_ + d0_u_ * e, b_z_ + d0_z_ * e, u_, z_); }
+
+  // The adjoints at the start of the interval back into the layer's arrays, and the integrals
+  // into the gradient.
+  void store_adjoints() {
+    const Index n = n_;
+    const double* y = y_.data();
+    Scalar* lam[4] = {lam_c_.data(), lam_u_.data(), lam_r_.data(), lam_z_.data()};
+    for (int k = 0; k < 4; ++k)
+      for (Index m = 0; m < n; ++m) lam[k][m] = static_cast<Scalar>(y[(k + 1) * n + m]);
+    Matrix<Scalar>* bias[3] = {g_.b_u, g_.b_r, g_.b_z};
+    for (int k = 0; k < 3; ++k)
+      for (Index m = 0; m < n; ++m) (*bias[k])(m, 0) += static_cast<Scalar>(y[(k + 5) * n + m]);
+    (*g_.tau_m)(0, 0) += static_cast<Scalar>(y[8 * n]);
+    (*g_.tau_s)(0, 0) += static_cast<Scalar>(y[8 * n + 1]);
+  }
+
+  static constexpr Index kParts = 8;  // N-vectors in the backward system, before the two scalars
+
+  // The biases in double (once per sweep); one interval: its start, the constants, the
+  // pre-activations' distance to their biases at its start, scratch.
+  Vec b_u_, b_r_, b_z_;
+  Index n_ = 0;
+  double t0_ = 0, tau_s_ = 1, tau_m_ = 1;
+  Vec d0_u_, d0_r_, d0_z_, u_, z_, gap_;
+  std::vector<double> step_times_, step_c_;  // the forward integration's accepted steps
+  std::vector<double> y_, flow_work_;        // the backward system's state; integrate_c's
+  typename Base::Array c_scratch_;
+};
+
+}  // namespace egret

@@ -1,0 +1,84 @@
+// Parameters of one LIF layer (models/lif/lif_cell.hpp): input weights W (N x D), recurrent weights
+// V (N x N), bias b (N), thresholds theta (N, > 0), the membrane time constant tau_mem (alpha =
+// exp(-dt / tau_mem)) and the output trace's tau_o; dt and the surrogate's alpha_s are settings.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "models/shared/parameter_checks.hpp"
+#include "sim/parameters.hpp"
+
+namespace egret {
+
+template <class ScalarT>
+struct LifParams {
+  using Scalar = ScalarT;
+  Matrix<Scalar> W, V;
+  Vector<Scalar> b, theta;
+  Scalar tau_mem = 20;  // membrane time constant [ms]
+  Scalar tau_o = 10;    // output-trace time constant [ms]
+  Scalar dt = 1;        // tick interval [ms]
+  Scalar alpha_s = 1;   // arctan surrogate 1 / (1 + (alpha_s pi u)^2)
+
+  Index units() const { return theta.size(); }
+  Index inputs() const { return W.cols(); }
+  Scalar output_time_constant() const { return tau_o; }
+  Scalar decay() const { return std::exp(-dt / tau_mem); }
+
+  template <class Self, class F>
+  static void visit_parameters(Self& p, F&& f) {
+    f(ParameterSpec{"W"}, p.W);
+    f(ParameterSpec{"V"}, p.V);
+    f(ParameterSpec{"b"}, p.b);
+    f(ParameterSpec{"theta", Constraint::kSoftplus}, p.theta);
+    f(ParameterSpec{"tau_mem", Constraint::kLog, Training::kTimeConstant}, p.tau_mem);
+    f(ParameterSpec{"tau_o", Constraint::kLog, Training::kTimeConstant}, p.tau_o);
+  }
+
+  struct RandomInit {
+    Scalar weight_scale = 1, recurrent_scale = 1;
+    Scalar bias = 0, bias_spread = 0;
+    Scalar threshold = 1;
+  };
+  static LifParams random(Index units, Index inputs, std::uint64_t seed, const RandomInit& init) {
+    LifParams p;
+    SeededUniform<Scalar> uniform(seed);
+    fill_random(p, units, inputs, uniform, init);
+    return p;
+  }
+  // W, V, b and theta drawn from `uniform` (families built on LIF integration draw their own
+  // parameters after these from the same generator).
+  static void fill_random(LifParams& p, Index units, Index inputs, SeededUniform<Scalar>& uniform,
+                          const RandomInit& init) {
+    p.W.resize(units, inputs);
+    p.V.resize(units, units);
+    uniform.fill(p.W, init.weight_scale / std::sqrt(static_cast<Scalar>(inputs)));
+    uniform.fill(p.V, init.recurrent_scale / std::sqrt(static_cast<Scalar>(units)));
+    p.b.resize(units);
+    for (Index i = 0; i < units; ++i)
+      p.b[i] = init.bias + uniform(-init.bias_spread, init.bias_spread);
+    p.theta.setConstant(units, init.threshold);
+  }
+
+  void validate(const std::string& layer = "lif layer") const {
+    const Index n = units(), d = inputs();
+    if (n < 1 || d < 1) throw std::invalid_argument(layer + ": needs units >= 1 and inputs >= 1");
+    detail::check_shape(W, n, d, layer, "W");
+    detail::check_shape(V, n, n, layer, "V");
+    detail::check_shape(b, n, 1, layer, "b");
+    detail::check_shape(theta, n, 1, layer, "theta");
+    for (Index i = 0; i < n; ++i) {
+      detail::check_positive(theta[i], layer, "theta", false);
+      if (theta[i] < static_cast<Scalar>(kMinThreshold))
+        throw std::invalid_argument(layer + ": theta below the documented minimum 1e-6");
+    }
+    detail::check_time_scale(tau_mem, layer, "tau_mem", false);
+    detail::check_time_scale(tau_o, layer, "tau_o", false);
+    detail::check_time_scale(dt, layer, "dt", false);
+    detail::check_positive(alpha_s, layer, "surrogate.alpha", false);
+  }
+};
+
+}  // namespace egret
