@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/continuous_egru/checkpoint_layout.hpp"
 #include "models/continuous_egru/continuous_egru_params.hpp"
 #include "models/continuous_egru/event_columns.hpp"
 
@@ -106,10 +107,12 @@ class DenseEgruUnits {
     for (Index m = 0; m < units(); ++m)
       c_out[m] = Cell::flow(c_[m], u_[m], z_[m], t - t_last_, tau_m);
   }
-  // The state [c; a_u; a_z] at t_last, for a checkpoint of the tape.
+  // A checkpoint of the tape (checkpoint_layout.hpp): [c; a_u; a_z] at t_last.
   void append_state_now(Scalar, std::vector<Scalar>& out) const {
-    for (const Array* a : {&c_, &a_u_, &a_z_})
-      out.insert(out.end(), a->data(), a->data() + a->size());
+    CheckpointLayout::append(out, units(), GateKernel::kBox, [&](CheckpointBlock b, Scalar* to) {
+      const Array& from = b == CheckpointBlock::kC ? c_ : b == CheckpointBlock::kAu ? a_u_ : a_z_;
+      std::copy(from.data(), from.data() + from.size(), to);
+    });
   }
 
  private:

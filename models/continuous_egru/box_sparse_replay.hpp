@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/continuous_egru/checkpoint_layout.hpp"
 #include "models/continuous_egru/checkpoint_steps.hpp"
 #include "models/continuous_egru/continuous_egru_params.hpp"
 #include "models/continuous_egru/event_columns.hpp"
@@ -57,9 +58,6 @@ class SparseEgruReplay {
     std::size_t size() const { return static_cast<std::size_t>(last - first); }
   };
 
-  // The checkpoints are the dense layer's [c; a_u; a_z].
-  static Index state_width(const Params& p) { return 3 * p.units(); }
-
   // The layer's connections (SparseEgruConnections::of its parameters), before begin().
   void use_connections(std::shared_ptr<const SparseEgruConnections<Scalar>> connections) {
     connections_ = std::move(connections);
@@ -68,7 +66,7 @@ class SparseEgruReplay {
   void begin(const Tape<Scalar>& tape, Index layer, const Params& p) {
     if (!connections_) throw std::logic_error("SparseEgruReplay: no connections");
     p_ = &p;
-    steps_.begin(tape, layer, state_width(p));
+    steps_.begin(tape, layer, CheckpointLayout::width(p));  // box kernel: [c; a_u; a_z]
     unit_.assign(static_cast<std::size_t>(p.units()), UnitState{});
     for (auto* a :
          {&batch_c_, &batch_u_, &batch_z_, &batch_dt_, &batch_a_u_, &batch_a_z_, &batch_decay_})
@@ -115,16 +113,19 @@ class SparseEgruReplay {
     const Params& p = *p_;
     const Index n = p.units();
     const Scalar* rec = from >= 0 ? steps_.tape().step_state(step(from)) : nullptr;
+    const Scalar* rec_c = rec ? CheckpointLayout::block(rec, n, CheckpointBlock::kC) : nullptr;
+    const Scalar* rec_u = rec ? CheckpointLayout::block(rec, n, CheckpointBlock::kAu) : nullptr;
+    const Scalar* rec_z = rec ? CheckpointLayout::block(rec, n, CheckpointBlock::kAz) : nullptr;
     const Scalar t = time(from);
     for (Index m = 0; m < n; ++m) {
-      batch_a_u_[m] = rec ? rec[n + m] : p.b_u[m];
-      batch_a_z_[m] = rec ? rec[2 * n + m] : p.b_z[m];
+      batch_a_u_[m] = rec ? rec_u[m] : p.b_u[m];
+      batch_a_z_[m] = rec ? rec_z[m] : p.b_z[m];
     }
     const Index np = Cell::whole_packets(n);
     Cell::gates(batch_a_u_.head(np), batch_a_z_.head(np), batch_u_.head(np), batch_z_.head(np));
     for (Index m = 0; m < n; ++m) {
       UnitState& r = unit_[static_cast<std::size_t>(m)];
-      r = {rec ? rec[m] : p.c_init[m],
+      r = {rec ? rec_c[m] : p.c_init[m],
            batch_a_u_[m],
            batch_a_z_[m],
            batch_u_[m],

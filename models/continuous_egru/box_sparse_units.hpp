@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/continuous_egru/checkpoint_layout.hpp"
 #include "models/continuous_egru/continuous_egru_params.hpp"
 #include "models/continuous_egru/earliest_crossings.hpp"
 #include "models/continuous_egru/event_columns.hpp"
@@ -194,13 +195,12 @@ class SparseEgruUnits {
   // The dense state [c; a_u; a_z] at now(), for a checkpoint of the tape. Every unit's gates
   // are still those of its interval up to now() (a touched unit's are replaced by settle()).
   void append_state_now(Scalar tau_m, std::vector<Scalar>& out) const {
-    const std::size_t at = out.size();
-    out.resize(at + 3 * unit_.size());
-    state_at(now_, tau_m, out.data() + at);
-    for (std::size_t m = 0; m < unit_.size(); ++m) {
-      out[at + unit_.size() + m] = unit_[m].a_u;
-      out[at + 2 * unit_.size() + m] = unit_[m].a_z;
-    }
+    const auto n = static_cast<Index>(unit_.size());
+    CheckpointLayout::append(out, n, GateKernel::kBox, [&](CheckpointBlock b, Scalar* to) {
+      if (b == CheckpointBlock::kC) return state_at(now_, tau_m, to);
+      for (std::size_t m = 0; m < unit_.size(); ++m)
+        to[m] = b == CheckpointBlock::kAu ? unit_[m].a_u : unit_[m].a_z;
+    });
   }
 
  private:

@@ -7,9 +7,15 @@
 #include <string>
 
 #include "models/continuous_egru/continuous_egru_layer.hpp"
+#include "models/continuous_egru/continuous_egru_layer_adjoint.hpp"
 #include "models/egru/egru_settings.hpp"
 
 namespace egret {
+
+// The layer, forward and backward, for both scalar types (continuous_egru_layer.hpp declares them
+// extern): compiled here once.
+template class ContinuousEgruLayer<float>;
+template class ContinuousEgruLayer<double>;
 namespace {
 
 template <class Scalar>

@@ -14,14 +14,12 @@
 #include <variant>
 #include <vector>
 
-#include "models/continuous_egru/box_dense_adjoint.hpp"
 #include "models/continuous_egru/box_dense_units.hpp"
 #include "models/continuous_egru/box_kernel_cell.hpp"
-#include "models/continuous_egru/box_sparse_adjoint.hpp"
 #include "models/continuous_egru/box_sparse_units.hpp"
+#include "models/continuous_egru/checkpoint_layout.hpp"
 #include "models/continuous_egru/continuous_egru_params.hpp"
 #include "models/continuous_egru/event_columns.hpp"
-#include "models/continuous_egru/exp_dense_adjoint.hpp"
 #include "models/continuous_egru/exp_dense_units.hpp"
 #include "models/shared/synapse_counting.hpp"
 #include "sim/layer.hpp"
@@ -166,12 +164,9 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     return std::make_unique<ContinuousEgruLayer>(std::move(p));
   }
 
-  std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
-    if (p_->gate_kernel == GateKernel::kExp)
-      return std::make_unique<ExpKernelEgruAdjoint<Scalar>>(p_);
-    if (p_->sparse) return std::make_unique<SparseEgruAdjoint<Scalar>>(p_, connections_);
-    return std::make_unique<ContinuousEgruAdjoint<Scalar>>(p_);
-  }
+  // Defined with the backward side (continuous_egru_layer_adjoint.hpp), so that the forward
+  // pass includes nothing of it; compiled once, in continuous_egru_family.cpp.
+  std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override;
   // The tape keeps the state [c; a_u; a_z] (exp kernel: [c; a_u; a_z; a_r]) right after every
   // K-th step of the layer (the first included); the adjoint recomputes the steps in between
   // forward from these checkpoints (dense_replay.hpp; a sparse layer's unit by unit,
@@ -188,8 +183,8 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   }
   // About kCheckpointBytesPerStep of checkpoint per step, whatever the size of the layer.
   std::int64_t auto_checkpoint_every() const {
-    const auto bytes = static_cast<std::int64_t>(ContinuousEgruReplay<Scalar>::state_width(*p_) *
-                                                 Index(sizeof(Scalar)));
+    const auto bytes =
+        static_cast<std::int64_t>(CheckpointLayout::width(*p_) * Index(sizeof(Scalar)));
     return std::max<std::int64_t>(1,
                                   (bytes + kCheckpointBytesPerStep - 1) / kCheckpointBytesPerStep);
   }
@@ -300,5 +295,9 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   std::vector<std::uint64_t> input_reach_, recurrent_reach_, fired_reach_;
   OperationCounts counts_;  // since reset()
 };
+
+// Both scalar types are instantiated once, with the backward side, in continuous_egru_family.cpp.
+extern template class ContinuousEgruLayer<float>;
+extern template class ContinuousEgruLayer<double>;
 
 }  // namespace egret

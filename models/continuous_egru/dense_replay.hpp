@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/continuous_egru/checkpoint_layout.hpp"
 #include "models/continuous_egru/checkpoint_steps.hpp"
 #include "models/continuous_egru/continuous_egru_params.hpp"
 #include "models/continuous_egru/event_columns.hpp"
@@ -45,17 +46,12 @@ class ContinuousEgruReplay {
     bool known = false;
   };
 
-  // Entries of one checkpoint.
-  static Index state_width(const Params& p) {
-    return (p.gate_kernel == GateKernel::kExp ? 4 : 3) * p.units();
-  }
-
   // The layer's steps and checkpoints on the tape, and the buffers.
   void begin(const Tape<Scalar>& tape, Index layer, const Params& p) {
     p_ = &p;
     n_ = p.units();
     exp_ = p.gate_kernel == GateKernel::kExp;
-    steps_.begin(tape, layer, state_width(p));
+    steps_.begin(tape, layer, CheckpointLayout::width(p));
     for (Array* a : {&work_.c, &work_.a_u, &work_.a_z, &out_.c, &out_.a_u, &out_.a_z})
       a->resize(n_);
     for (Array* a : {&work_.a_r, &out_.a_r}) a->resize(exp_ ? n_ : 0);
@@ -110,10 +106,13 @@ class ContinuousEgruReplay {
   void recompute_segment_ending_at(Index last) {
     const Index k = steps_.checkpoint_at_or_before(last);
     const Scalar* rec = steps_.tape().step_state(step(k));
-    work_.c = Eigen::Map<const Array>(rec, n_);
-    work_.a_u = Eigen::Map<const Array>(rec + n_, n_);
-    work_.a_z = Eigen::Map<const Array>(rec + 2 * n_, n_);
-    if (exp_) work_.a_r = Eigen::Map<const Array>(rec + 3 * n_, n_);
+    const auto block = [&](CheckpointBlock b) {
+      return Eigen::Map<const Array>(CheckpointLayout::block(rec, n_, b), n_);
+    };
+    work_.c = block(CheckpointBlock::kC);
+    work_.a_u = block(CheckpointBlock::kAu);
+    work_.a_z = block(CheckpointBlock::kAz);
+    if (exp_) work_.a_r = block(CheckpointBlock::kAr);
     Scalar t_last = step(k).time;
     segment_first_ = k;
     segment_.resize(static_cast<std::size_t>(last - k + 1));

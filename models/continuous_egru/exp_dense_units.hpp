@@ -28,6 +28,7 @@
 
 #include "events/event.hpp"
 #include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/continuous_egru/checkpoint_layout.hpp"
 #include "models/continuous_egru/continuous_egru_params.hpp"
 #include "models/continuous_egru/event_columns.hpp"
 #include "models/continuous_egru/exp_kernel_cell.hpp"
@@ -161,8 +162,11 @@ class ExpKernelEgruUnits {
   // [c; a_u; a_z; a_r]: the exp kernel's adjoint needs a_r too (its relaxation feeds the
   // gradients of b_r and tau_s).
   void append_state_now(Scalar, std::vector<Scalar>& out) const {
-    for (const Array* a : {&c_, &a_u_, &a_z_, &a_r_})
-      out.insert(out.end(), a->data(), a->data() + a->size());
+    const std::array<const Array*, 4> blocks = {&c_, &a_u_, &a_z_, &a_r_};  // in layout order
+    CheckpointLayout::append(out, units(), GateKernel::kExp, [&](CheckpointBlock b, Scalar* to) {
+      const Array& from = *blocks[static_cast<std::size_t>(b)];
+      std::copy(from.data(), from.data() + from.size(), to);
+    });
   }
 
  private:
