@@ -3,10 +3,18 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace egret::cli {
 
 using Options = std::map<std::string, std::string>;  // "--name" -> value
+
+// A parsed command line: the command, its positional arguments, its options.
+struct Args {
+  std::string command;
+  std::vector<std::string> positional;  // arguments after the command that are not options
+  Options options;
+};
 
 long parse_positive_int(const std::string& s, const char* what);
 double parse_time(const std::string& s, const char* what);
@@ -16,6 +24,10 @@ double parse_time(const std::string& s, const char* what);
 void check_output_directory(const std::string& dir, const std::string& what);
 void check_output_file(const std::string& path, const std::string& what);
 
+int run_demo(const Args& args);
+int run_simulate(const Args& args, const std::string& command_line);
+int run_inspect(const Args& args);
+int run_emulate(const Args& args);
 int run_train(const Options& options);
 int run_gesture(const Options& options);
 int run_estimate(const std::string& trace, const Options& options);
