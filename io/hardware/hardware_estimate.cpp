@@ -167,6 +167,8 @@ HardwareEstimate estimate_hardware(const TraceData& trace, const std::string& tr
   const double sync_ns = step_sync_ns(profile, pl.tiles);
   e.energy_j.assign(e.samples, 0.0);
   std::vector<double> busiest(e.samples, 0.0), steps(e.samples, 0.0);
+  // Per sample, the events of the layer below (read once, when that layer was estimated).
+  std::vector<std::uint64_t> events_below(e.samples, 0), events_here(e.samples, 0);
   for (std::size_t l = 0; l < trace.layers.size(); ++l) {
     const TraceData::Layer& L = trace.layers[l];
     const std::string where = trace_path + ":/egret/metrics/" + L.name;
@@ -187,9 +189,8 @@ HardwareEstimate estimate_hardware(const TraceData& trace, const std::string& tr
       const LayerWork w = work_of(L, s, where);
       // Each core of this layer receives one packet per event of its own layer and of the one
       // below (the same packets that layer's spike_packet counts).
-      std::uint64_t senders = w.events;
-      if (l > 0) senders += work_of(trace.layers[l - 1], s, where).events;
-      const std::uint64_t received = senders * pl.cores[l];
+      events_here[s] = w.events;
+      const std::uint64_t received = (w.events + events_below[s]) * pl.cores[l];
       double energy = 0, time = 0;
       for (const auto& [op, count] :
            charged_operations(w, profile, destinations, ew, ns, received)) {
@@ -207,6 +208,7 @@ HardwareEstimate estimate_hardware(const TraceData& trace, const std::string& tr
       steps[s] = std::max(steps[s], static_cast<double>(w.steps));
     }
     e.layers.push_back(std::move(le));
+    events_below.swap(events_here);
   }
   if (profile.has_latency())
     for (std::size_t s = 0; s < e.samples; ++s)

@@ -347,7 +347,7 @@ def _load_free_parameters(model, values):
             for name in layer.free:
                 getattr(layer, name).copy_(torch.as_tensor(np.asarray(values[f"layer{l}.{name}"])))
             for name in layer.positive:
-                rho = np.log(np.expm1(np.asarray(values[f"layer{l}.{name}"], dtype=np.float64)))
+                rho = et._softplus_inverse(np.asarray(values[f"layer{l}.{name}"], dtype=np.float64))
                 getattr(layer, f"{name}_rho").copy_(torch.from_numpy(rho))
 
 
