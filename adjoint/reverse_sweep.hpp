@@ -3,7 +3,8 @@
 // its jumps, its emissions and its flow, while the sweep itself owns what is common to every
 // family:
 //  * the adjoint of the last layer's output trace at the readouts (points and windows);
-//  * the activity regularizer (adjoint/activity_regularizer.hpp);
+//  * the activity regularizer (adjoint/activity_regularizer.hpp) and the handing out of the state
+//    regulariser to the layers that have one (adjoint/state_regularizer.hpp);
 //  * the routing of each item's time and value adjoints: a release's to the contribution it
 //    ends, an input of layer l + 1's to the emission of layer l, layer 0's to the input stream.
 // Weight gradients accumulate at events only. Cost: O(fan-out) per step, like the forward pass;
@@ -19,6 +20,7 @@
 
 #include "adjoint/activity_regularizer.hpp"
 #include "adjoint/gradient.hpp"
+#include "adjoint/state_regularizer.hpp"
 #include "sim/network.hpp"
 #include "sim/recorder.hpp"
 #include "sim/tape.hpp"
@@ -187,6 +189,51 @@ void route_step_time(const TapeStep<Scalar>& st, const Tape<Scalar>& tape, Scala
   }
 }
 
+// One adjoint per layer, each with its share of the state regulariser and begun on the tape;
+// every layer must have a backward pass.
+template <class Scalar>
+std::vector<std::unique_ptr<LayerAdjoint<Scalar>>> begin_layer_adjoints(
+    const Network<Scalar>& net, const Tape<Scalar>& tape, const SimResult<Scalar>& forward,
+    bool input_time_adjoints, const StateRegularizer& state) {
+  std::vector<std::unique_ptr<LayerAdjoint<Scalar>>> adj;
+  for (Index l = 0; l < net.size(); ++l) {
+    adj.push_back(net.layer(l).make_adjoint());
+    if (!adj.back())
+      throw std::invalid_argument("reverse_sweep: layer " + std::to_string(l) + " (" +
+                                  net.layer(l).type_name() + ") has no backward pass");
+    adj.back()->set_input_time_adjoints(input_time_adjoints);
+  }
+  set_state_costs(adj, net, state, forward.end_time);
+  for (Index l = 0; l < net.size(); ++l) adj[static_cast<std::size_t>(l)]->begin(tape, l);
+  return adj;
+}
+
+// Step 1's routing: each item's value and aux adjoints from its jump go to the item that carries
+// the value (a release to the arrival it releases, anything else to itself).
+template <class Scalar>
+void route_jump_adjoints(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
+                         const std::vector<Scalar>& d_value, const std::vector<Scalar>& d_aux,
+                         std::vector<Scalar>& g_value, std::vector<Scalar>& g_aux) {
+  const std::int64_t step_items = tape.n_items(st);
+  for (std::int64_t k = 0; k < step_items; ++k) {
+    const TapeItem<Scalar>& item = tape.items[static_cast<std::size_t>(st.first_item + k)];
+    const bool release =
+        item.kind == EventKind::kInputRelease || item.kind == EventKind::kRecurrentRelease;
+    const auto target = static_cast<std::size_t>(release ? item.link : st.first_item + k);
+    g_value[target] += d_value[static_cast<std::size_t>(k)];
+    g_aux[target] += d_aux[static_cast<std::size_t>(k)];
+  }
+}
+
+// The first problem a sweep meets, for BackwardReport::first_problem.
+template <class Scalar>
+std::string nonfinite_step_message(std::size_t si, const TapeStep<Scalar>& st) {
+  std::ostringstream os;
+  os << "non-finite adjoint at step " << si << " (t = " << st.time << " ms, layer " << st.layer
+     << ", " << to_string(st.kind) << ")";
+  return os.str();
+}
+
 }  // namespace detail
 
 // Accumulates into `grad` the gradient of a loss whose direct dependence on the run is through
@@ -197,22 +244,14 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
                              const SimResult<Scalar>& forward,
                              const std::vector<std::vector<Scalar>>& d_o, Gradient<Scalar>& grad,
                              const ActivityTerm<Scalar>* activity = nullptr,
-                             bool input_time_adjoints = true) {
+                             bool input_time_adjoints = true, const StateRegularizer& state = {}) {
   const Index n_layers = net.size();
   if (static_cast<Index>(grad.layers.size()) != n_layers)
     throw std::invalid_argument("reverse_sweep: gradient not sized for the network");
   if (d_o.size() != forward.readouts.size())
     throw std::invalid_argument("reverse_sweep: one dL/do vector per readout expected");
   if (!input_time_adjoints) grad.input_time.clear();  // not computed: not reported
-  std::vector<std::unique_ptr<LayerAdjoint<Scalar>>> adj;
-  for (Index l = 0; l < n_layers; ++l) {
-    adj.push_back(net.layer(l).make_adjoint());
-    if (!adj.back())
-      throw std::invalid_argument("reverse_sweep: layer " + std::to_string(l) + " (" +
-                                  net.layer(l).type_name() + ") has no backward pass");
-    adj.back()->set_input_time_adjoints(input_time_adjoints);
-    adj.back()->begin(tape, l);
-  }
+  const auto adj = detail::begin_layer_adjoints(net, tape, forward, input_time_adjoints, state);
   const Index last = n_layers - 1;
   detail::ReadoutTraceAdjoint<Scalar> trace(forward, d_o, net.layer(last).units(),
                                             net.layer(last).output_time_constant());
@@ -235,14 +274,7 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
     d_value.assign(static_cast<std::size_t>(step_items), 0);
     d_aux.assign(static_cast<std::size_t>(step_items), 0);
     A.jump_adjoint(tape, st, d_value.data(), d_aux.data());
-    for (std::int64_t k = 0; k < step_items; ++k) {
-      const TapeItem<Scalar>& item = tape.items[static_cast<std::size_t>(st.first_item + k)];
-      const bool release =
-          item.kind == EventKind::kInputRelease || item.kind == EventKind::kRecurrentRelease;
-      const auto target = static_cast<std::size_t>(release ? item.link : st.first_item + k);
-      g_value[target] += d_value[static_cast<std::size_t>(k)];
-      g_aux[target] += d_aux[static_cast<std::size_t>(k)];
-    }
+    detail::route_jump_adjoints(tape, st, d_value, d_aux, g_value, g_aux);
 
     // 2. Emissions: everything that used them has been visited; finish their adjoints.
     Scalar d_time = 0;
@@ -265,14 +297,8 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
     const Scalar routed = A.interval_adjoint(tape, st, d_time);
     detail::route_step_time(st, tape, routed, g_time, g_value, grad);
 
-    if (!std::isfinite(routed) || !A.finite()) {
-      if (report.nonfinite_steps++ == 0) {
-        std::ostringstream os;
-        os << "non-finite adjoint at step " << si << " (t = " << st.time << " ms, layer "
-           << st.layer << ", " << to_string(st.kind) << ")";
-        report.first_problem = os.str();
-      }
-    }
+    if ((!std::isfinite(routed) || !A.finite()) && report.nonfinite_steps++ == 0)
+      report.first_problem = detail::nonfinite_step_message(si, st);
   }
 
   for (Index l = 0; l < n_layers; ++l) {
@@ -280,6 +306,7 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
     A.finish();
     grad.layers[static_cast<std::size_t>(l)] += A.gradient();
     A.add_to_report(report);
+    report.state_cost += static_cast<double>(A.state_cost_value());
   }
   return report;
 }

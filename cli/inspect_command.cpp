@@ -1,33 +1,14 @@
 // `egret inspect`: a summary of a trace file or of an event-camera recording.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <map>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "camera/formats/camera_readers.hpp"
-#include "camera/formats/frame_files.hpp"
-#include "cli/builtin_layers.hpp"
 #include "cli/commands.hpp"
 #include "cli/summary.hpp"
-#include "events/synthetic_input.hpp"
-#include "io/config/network_config.hpp"
-#include "io/event_csv.hpp"
-#include "io/hdf5/hdf5.hpp"
 #include "io/hdf5/trace_file.hpp"
-#include "sim/batch_runner.hpp"
-#include "sim/precision_cast.hpp"
 
 namespace egret::cli {
 

@@ -1,9 +1,7 @@
 // `egret train`: train a network (any cell family with a backward pass) on a built-in task,
 // with progress output, a training log, checkpoints, and (delay_copy) the data for the figure.
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>

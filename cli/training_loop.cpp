@@ -51,6 +51,40 @@ std::string earlier_log_rows(const std::string& path, int last_epoch) {
   return rows;
 }
 
+// The parameters, the optimizer's moments and the shuffling generator's state: what a resumed
+// run needs to continue as if it had not stopped.
+template <class Scalar>
+void save_training_checkpoint(Trainer<Scalar>& trainer, const TrainLoopOptions& o, int epoch) {
+  Checkpoint c;
+  c.config_text = o.config_text;
+  c.epoch = epoch;
+  const auto widened = [](const auto& v) { return std::vector<double>(v.begin(), v.end()); };
+  c.values = widened(trainer.parameters().values());
+  c.adam_m = widened(trainer.optimizer().first_moment());
+  c.adam_v = widened(trainer.optimizer().second_moment());
+  c.optimizer_steps = trainer.optimizer().steps();
+  std::ostringstream rng;
+  rng << trainer.rng();
+  c.rng_state = rng.str();
+  const Network<Scalar> trained = trainer.network();
+  write_checkpoint(o.out_dir + "/checkpoint.h5", c, &trained);
+}
+
+// One epoch's progress line.
+void print_epoch(int epoch, const BatchStats& s, const BatchStats& test, double events_per_s,
+                 double total_seconds, const char* accuracy_name) {
+  char backward[48] = "";
+  if (s.surrogate_pairs > 0)
+    std::snprintf(backward, sizeof backward, "  bwd sparsity %.3f", s.backward_sparsity());
+  std::printf(
+      "epoch %4d  loss %.4f  %s %5.1f%%  | held-out loss %.4f  %s %5.1f%%  | "
+      "%6.1f ev/unit/s  %8.0f events/s%s  |g| %.3g%s  %.1f s\n",
+      epoch, s.loss, accuracy_name, 100 * s.accuracy(), test.loss, accuracy_name,
+      100 * test.accuracy(), s.rate_per_unit(), events_per_s, backward, s.grad_norm,
+      s.skipped_samples ? "  (skipped non-finite samples)" : "", total_seconds);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 template <class Scalar>
@@ -65,21 +99,7 @@ TrainLoopResult run_training_loop(Trainer<Scalar>& trainer,
   log << kLogHeader << '\n';
   if (o.continue_log && o.first_epoch > 1) log << earlier_log_rows(log_path, o.first_epoch - 1);
   const auto t_start = Clock::now();
-  auto save = [&](int epoch) {
-    Checkpoint c;
-    c.config_text = o.config_text;
-    c.epoch = epoch;
-    const auto widened = [](const auto& v) { return std::vector<double>(v.begin(), v.end()); };
-    c.values = widened(trainer.parameters().values());
-    c.adam_m = widened(trainer.optimizer().first_moment());
-    c.adam_v = widened(trainer.optimizer().second_moment());
-    c.optimizer_steps = trainer.optimizer().steps();
-    std::ostringstream rng;
-    rng << trainer.rng();
-    c.rng_state = rng.str();
-    const Network<Scalar> trained = trainer.network();
-    write_checkpoint(o.out_dir + "/checkpoint.h5", c, &trained);
-  };
+  auto save = [&](int epoch) { save_training_checkpoint(trainer, o, epoch); };
   TrainLoopResult r;
   r.test = trainer.evaluate(test);
   std::printf("epoch %4d  held-out loss %.4f  %s %5.1f%%\n", o.first_epoch - 1, r.test.loss,
@@ -105,16 +125,7 @@ TrainLoopResult run_training_loop(Trainer<Scalar>& trainer,
     const double events_per_s = secs > 0 ? static_cast<double>(s.steps) / secs : 0.0;
     train_seconds += secs;
     train_steps += static_cast<double>(s.steps);
-    char backward[48] = "";
-    if (s.surrogate_pairs > 0)
-      std::snprintf(backward, sizeof backward, "  bwd sparsity %.3f", s.backward_sparsity());
-    std::printf(
-        "epoch %4d  loss %.4f  %s %5.1f%%  | held-out loss %.4f  %s %5.1f%%  | "
-        "%6.1f ev/unit/s  %8.0f events/s%s  |g| %.3g%s  %.1f s\n",
-        epoch, s.loss, o.accuracy_name, 100 * s.accuracy(), r.test.loss, o.accuracy_name,
-        100 * r.test.accuracy(), s.rate_per_unit(), events_per_s, backward, s.grad_norm,
-        s.skipped_samples ? "  (skipped non-finite samples)" : "", total);
-    std::fflush(stdout);
+    print_epoch(epoch, s, r.test, events_per_s, total, o.accuracy_name);
     log << epoch << ',' << s.loss << ',' << s.accuracy() << ',' << r.test.loss << ','
         << r.test.accuracy() << ',' << s.rate_per_unit() << ',' << events_per_s << ','
         << s.grad_norm << ',' << s.skipped_samples << ',' << s.grazing << ',' << total << '\n';

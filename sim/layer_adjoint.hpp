@@ -35,6 +35,7 @@ struct BackwardReport {
   std::uint64_t surrogate_pairs = 0;
   std::uint64_t zero_surrogate_pairs = 0;
   std::uint64_t backward_macs = 0;  // multiply-accumulates of weight products in the sweep
+  double state_cost = 0;            // the state regulariser's value (adjoint/state_regularizer.hpp)
   std::size_t nonfinite_steps = 0;
   std::string first_problem;  // the first non-finite step, with its time, layer and kind
   bool ok() const { return nonfinite_steps == 0; }
@@ -48,10 +49,23 @@ struct BackwardReport {
     surrogate_pairs += o.surrogate_pairs;
     zero_surrogate_pairs += o.zero_surrogate_pairs;
     backward_macs += o.backward_macs;
+    state_cost += o.state_cost;
     if (nonfinite_steps == 0 && o.nonfinite_steps > 0) first_problem = o.first_problem;
     nonfinite_steps += o.nonfinite_steps;
     return *this;
   }
+};
+
+// The state regulariser's running cost as one layer adjoint sees it (adjoint/state_regularizer.hpp
+// sets it): weight * integral over [0, end_time] of sum_i max(0, c_i(t) - (theta_i - margin)) dt,
+// where `weight` already holds the normalisation (the user's weight over units x end_time).
+template <class Scalar>
+struct StateCost {
+  Scalar weight = 0;  // 0: off
+  Scalar margin = 0;
+  Scalar end_time = 0;
+  bool detach_threshold = true;  // the level's theta is a constant (no gradient through it)
+  bool active() const { return weight > 0; }
 };
 
 template <class Scalar>
@@ -95,6 +109,12 @@ class LayerAdjoint {
   virtual bool finite() const = 0;
   virtual void add_to_report(BackwardReport& report) const = 0;
 
+  // The state regulariser: whether the family has one, and if so, set before begin(); the family
+  // adds its gradient during the sweep and its value is read after finish().
+  virtual bool has_state_cost() const { return false; }
+  void set_state_cost(const StateCost<Scalar>& cost) { state_cost_ = cost; }
+  virtual Scalar state_cost_value() const { return 0; }
+
   // Whether the sweep wants the time adjoints of the external input events (grad.input_time;
   // training does not). Without them a family may skip work that only they need. Set by the
   // sweep before begin().
@@ -106,6 +126,9 @@ class LayerAdjoint {
     return !input_time_adjoints_ && step.kind == EventKind::kInput &&
            tape.items_of(step)[0].external;
   }
+
+ protected:
+  StateCost<Scalar> state_cost_;
 
  private:
   bool input_time_adjoints_ = true;

@@ -16,6 +16,7 @@
 
 #include "adjoint/losses.hpp"
 #include "adjoint/reverse_sweep.hpp"
+#include "adjoint/state_regularizer.hpp"
 #include "events/synthetic_input.hpp"
 #include "models/continuous_egru/continuous_egru_layer.hpp"
 #include "models/continuous_egru/earliest_crossings.hpp"
@@ -37,6 +38,7 @@ struct Problem {
   egret::LossKind loss = egret::LossKind::kSoftmaxCrossEntropy;
   egret::ReadoutTargets<double> targets;
   egret::ActivityRegularizer activity;
+  egret::StateRegularizer state;      // its value comes from the backward pass
   bool input_time_adjoints = true;    // false: as in training (grad.input_time not computed)
   std::int64_t checkpoint_every = 0;  // of the tape (0: the layers choose)
 };
@@ -92,10 +94,12 @@ Run run(const Problem& pr, bool with_gradient) {
     for (const auto& st : tape.steps) before += st.time <= t ? 1 : 0;
     r.events.emplace_back(egret::EventKind::kReadout, -1, before);
   }
-  if (with_gradient) {
+  if (with_gradient || pr.state.active()) {
     r.grad = egret::zero_gradient(net, input.size());
     const auto d_o = egret::readout_backward(net, fwd, loss.dlogits, r.grad);
-    r.report = egret::reverse_sweep(net, tape, fwd, d_o, r.grad, &act, pr.input_time_adjoints);
+    r.report =
+        egret::reverse_sweep(net, tape, fwd, d_o, r.grad, &act, pr.input_time_adjoints, pr.state);
+    r.loss += r.report.state_cost;
   }
   return r;
 }
@@ -239,7 +243,7 @@ struct FdStats {
 // `tolerance`: relative, 1e-6 for closed-form flows, 1e-5 for Odeint flows (docs/architecture.md,
 // "Verification standards").
 void check_problem(const Problem& base, std::uint64_t seed, int per_matrix, FdStats& stats,
-                   std::size_t min_events, double tolerance = 1e-6) {
+                   std::size_t min_events, double tolerance = 1e-6, double largest_step = 1e-4) {
   const Run r0 = run(base, true);
   ASSERT_GE(r0.emitted, min_events) << "scenario too quiet to be a test";
   ASSERT_TRUE(r0.report.ok()) << r0.report.first_problem;
@@ -252,6 +256,7 @@ void check_problem(const Problem& base, std::uint64_t seed, int per_matrix, FdSt
     double fd = 0, h = 0;
     bool valid = false;
     for (double rel : {1e-4, 1e-5, 1e-6, 1e-7}) {
+      if (rel > largest_step) continue;
       h = rel * std::max(1.0, std::abs(x0));
       const double offsets[4] = {h, -h, h / 2, -h / 2};
       double f[4];
@@ -388,6 +393,137 @@ TEST(AdjointFiniteDifference, ActivityRegularizer) {
       "  activity regularizer: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
       st.checked, st.skipped, st.worst, st.worst_name.c_str());
   EXPECT_GT(st.checked, 100);
+}
+
+// The state regulariser (the EGRU paper's L_act) with the level's theta attached, so that every
+// parameter has the exact gradient of R: one and two layers, every parameter class and the input
+// events. Its weight is large enough that R moves the gradient by as much as the loss does.
+// R is C^1 but not C^2 in the parameters: its second derivative sums 1 / |dc/dt| over the times
+// c passes the level, and dc/dt jumps at every step, so R'' jumps where a level crossing moves
+// across a step. A stencil of +-1e-4 straddles such a point often enough (a crossing within
+// ~2e-3 ms of one of hundreds of steps) to be off by 1e-5 relative; the differences here start at
+// 1e-6 (worst error 5e-8, against 2.6e-5 from the 1e-4 start).
+TEST(AdjointFiniteDifference, StateRegularizer) {
+  FdStats st;
+  for (std::uint64_t seed : {51, 52}) {
+    Problem pr = random_problem(seed, seed == 51 ? std::vector<Index>{6} : std::vector<Index>{5, 4},
+                                3, 40.0);
+    pr.state.weight = 20.0;
+    pr.state.margin = 0.05;
+    pr.state.detach_threshold = false;
+    const ::Run r = run(pr, true);
+    ASSERT_GT(r.report.state_cost, 0.05 * r.loss) << "the term must matter in this scenario";
+    check_problem(pr, seed, 5, st, 20, 1e-6, 1e-6);
+  }
+  std::printf(
+      "  state regularizer: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
+      st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 100);
+}
+
+// Its value against an independent quadrature of the forward pass's own states: c sampled (state
+// snapshots) at the midpoints of 400 sub-intervals of every interval between the layer's steps,
+// where c is smooth; the midpoint rule's error is O(h^2).
+TEST(AdjointFiniteDifference, StateRegularizerValueIsTheIntegralOfTheExcess) {
+  Problem pr = random_problem(53, {7}, 3, 30.0);
+  pr.state.weight = 1.0;
+  pr.state.margin = 0.08;
+  const ::Run r = run(pr, true);
+  auto net = build(pr);
+  egret::InputStream<double> input(pr.input, pr.channels);
+  egret::Tape<double> tape;
+  egret::SimOptions<double> opt;
+  opt.end_time = pr.end;
+  opt.tape = &tape;
+  (void)egret::simulate(net, input, opt);
+  std::vector<double> bounds = {0};
+  for (const auto& step : tape.steps)
+    if (step.time > bounds.back()) bounds.push_back(step.time);
+  if (bounds.back() < pr.end) bounds.push_back(pr.end);
+  std::vector<double> mids, widths;
+  for (std::size_t k = 1; k < bounds.size(); ++k) {
+    const double h = (bounds[k] - bounds[k - 1]) / 400;
+    for (int j = 0; j < 400; ++j) {
+      mids.push_back(bounds[k - 1] + (j + 0.5) * h);
+      widths.push_back(h);
+    }
+  }
+  egret::Network<double> fresh = build(pr);
+  egret::SimOptions<double> sampled;
+  sampled.end_time = pr.end;
+  sampled.snapshot_times = mids;
+  const auto fwd = egret::simulate(fresh, input, sampled);
+  ASSERT_EQ(fwd.snapshots.size(), mids.size());
+  const P& p = pr.layers[0];
+  double integral = 0;
+  for (std::size_t k = 0; k < mids.size(); ++k) {
+    const auto& c = fwd.snapshots[k].layers[0].at("c");
+    for (Index i = 0; i < p.units(); ++i)
+      integral += widths[k] * std::max(0.0, c[static_cast<std::size_t>(i)] - (p.theta[i] - 0.08));
+  }
+  const double expected = integral / (static_cast<double>(p.units()) * pr.end);
+  EXPECT_GT(expected, 1e-3);
+  EXPECT_NEAR(r.report.state_cost, expected, 1e-5 * expected);
+}
+
+// Detaching theta from the level (the paper's choice, the default) changes only theta's
+// gradient, by weight / (N T) times the time each unit spends above its level (the quadrature
+// above); everything else is bitwise the attached gradient.
+TEST(AdjointFiniteDifference, DetachedThresholdDropsOnlyTheLevelsTerm) {
+  Problem pr = random_problem(54, {6}, 3, 30.0);
+  pr.state.weight = 1.0;
+  pr.state.detach_threshold = false;
+  const ::Run attached = run(pr, true);
+  pr.state.detach_threshold = true;
+  const ::Run detached = run(pr, true);
+  EXPECT_EQ(attached.report.state_cost, detached.report.state_cost);
+  const auto& ga = attached.grad.layers[0];
+  const auto& gd = detached.grad.layers[0];
+  for (std::size_t k = 0; k < ga.size(); ++k) {
+    if (ga[k].spec.name == "theta") continue;
+    EXPECT_EQ(ga[k].value, gd[k].value) << ga[k].spec.name;
+  }
+  // Time above the level per unit, by the midpoint rule on a fine grid between steps.
+  auto net = build(pr);
+  egret::InputStream<double> input(pr.input, pr.channels);
+  egret::Tape<double> tape;
+  egret::SimOptions<double> opt;
+  opt.end_time = pr.end;
+  opt.tape = &tape;
+  (void)egret::simulate(net, input, opt);
+  std::vector<double> bounds = {0};
+  for (const auto& step : tape.steps)
+    if (step.time > bounds.back()) bounds.push_back(step.time);
+  if (bounds.back() < pr.end) bounds.push_back(pr.end);
+  std::vector<double> mids;
+  const int per = 500;
+  std::vector<double> widths;
+  for (std::size_t k = 1; k < bounds.size(); ++k)
+    for (int j = 0; j < per; ++j) {
+      const double h = (bounds[k] - bounds[k - 1]) / per;
+      mids.push_back(bounds[k - 1] + (j + 0.5) * h);
+      widths.push_back(h);
+    }
+  egret::Network<double> fresh = build(pr);
+  egret::SimOptions<double> sampled;
+  sampled.end_time = pr.end;
+  sampled.snapshot_times = mids;
+  const auto fwd = egret::simulate(fresh, input, sampled);
+  const P& p = pr.layers[0];
+  const double w = 1.0 / (static_cast<double>(p.units()) * pr.end);
+  int units_above = 0;
+  for (Index i = 0; i < p.units(); ++i) {
+    double above = 0;
+    for (std::size_t k = 0; k < mids.size(); ++k)
+      if (fwd.snapshots[k].layers[0].at("c")[static_cast<std::size_t>(i)] > p.theta[i] - 0.05)
+        above += widths[k];
+    const double difference = gd.at("theta", "test")(i, 0) - ga.at("theta", "test")(i, 0);
+    // The time above the level is the sum of sub-interval widths, exact to one width per level
+    // crossing (the kink), so the bound is a few widths per crossing.
+    EXPECT_NEAR(difference, w * above, w * 0.05) << "unit " << i;
+    units_above += above > 0.1 ? 1 : 0;
+  }
+  EXPECT_GE(units_above, 3);
 }
 
 // A binned input stream (every input time rounded up to a 4 ms grid, so several inputs and

@@ -1,7 +1,8 @@
 // Training: the flat parameter vector's gradient (with the positivity transforms) against finite
 // differences, Adam and clipping against their formulas, window readouts against a closed form
 // computed from the event trace, determinism over thread counts, checkpoint/resume equivalence,
-// and the delay-copy example reaching 100 % bitwise accuracy on held-out trials.
+// the delay-copy example reaching 100 % bitwise accuracy on held-out trials, and the one rule for
+// samples with non-finite backward passes that the trainer and the Python module share.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "io/config/train_config.hpp"
 #include "io/hdf5/checkpoint.hpp"
 #include "models/continuous_egru/continuous_egru_layer.hpp"
+#include "train/batch_gradient.hpp"
 #include "train/delay_copy_task.hpp"
 
 namespace {
@@ -378,4 +380,93 @@ TEST(Training, PruningKeepsTheLargestConnectionsAndTrainingKeepsTheCutOnesAbsent
       egret::parse_train_config(
           std::string(text).replace(text.find("\"keep\": 0.3"), 11, "\"keep\": 0.0"), "prune.json"),
       std::invalid_argument);
+}
+
+namespace {
+
+std::vector<egret::Sample<double>> three_samples() {
+  std::vector<egret::Sample<double>> v(3, small_sample());
+  v[1].input = egret::poisson_input<double>(3, 120.0, 40.0, 6);
+  v[2].input = egret::poisson_input<double>(3, 90.0, 40.0, 7);
+  return v;
+}
+
+}  // namespace
+
+// batch_outcomes gives each sample what sample_loss_and_gradient gives it alone, at its index,
+// on two threads.
+TEST(BatchGradient, OutcomesEqualTheSamplesRunAlone) {
+  const auto net = small_network();
+  const auto samples = three_samples();
+  egret::BatchRequest request;
+  request.threads = 2;
+  const auto out = egret::batch_outcomes(
+      net, samples.size(),
+      [&](std::size_t i) -> const egret::Sample<double>& { return samples[i]; }, request);
+  ASSERT_EQ(out.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto local = net.clone();
+    const auto alone = egret::sample_loss_and_gradient(local, samples[i],
+                                                       egret::LossKind::kSoftmaxCrossEntropy, true);
+    EXPECT_EQ(out[i].loss.loss, alone.loss.loss) << i;
+    EXPECT_EQ(out[i].grad.W_o, alone.grad.W_o) << i;
+    EXPECT_EQ(out[i].grad.input_time, alone.grad.input_time) << i;
+  }
+  EXPECT_NE(out[0].loss.loss, out[1].loss.loss);  // the samples differ
+}
+
+// kLeaveOut (the trainer) drops a sample whose backward pass met non-finite values from the sum
+// and its divisor; kRefuse (the Python module) names it.
+TEST(BatchGradient, NonFiniteSampleIsLeftOutOrRefusedByName) {
+  const auto net = small_network();
+  const auto samples = three_samples();
+  auto out = egret::batch_outcomes(
+      net, samples.size(),
+      [&](std::size_t i) -> const egret::Sample<double>& { return samples[i]; },
+      egret::BatchRequest{});
+  out[1].report.nonfinite_steps = 2;
+  out[1].report.first_problem = "non-finite adjoint at step 7";
+  std::vector<std::size_t> seen;
+  egret::Matrix<double> sum = egret::Matrix<double>::Zero(2, 3);
+  const std::size_t used = egret::sum_gradients(
+      out, egret::NonFiniteSamples::kLeaveOut, [&](const egret::SampleOutcome<double>& o) {
+        seen.push_back(static_cast<std::size_t>(&o - out.data()));
+        sum += o.grad.W_o;
+      });
+  EXPECT_EQ(used, 2u);
+  EXPECT_EQ(seen, (std::vector<std::size_t>{0, 2}));
+  EXPECT_EQ(sum, out[0].grad.W_o + out[2].grad.W_o);
+  try {
+    egret::sum_gradients(out, egret::NonFiniteSamples::kRefuse,
+                         [](const egret::SampleOutcome<double>&) {});
+    FAIL() << "kRefuse accepted a non-finite sample";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "backward pass, sample 1: non-finite adjoint at step 7");
+  }
+  out[1].report.nonfinite_steps = 0;
+  EXPECT_EQ(egret::sum_gradients(out, egret::NonFiniteSamples::kRefuse,
+                                 [](const egret::SampleOutcome<double>&) {}),
+            3u);
+}
+
+// An error in a batch is the lowest-index sample's, whatever order the threads ran in.
+TEST(BatchGradient, ErrorsAreReportedInSampleOrder) {
+  const auto net = small_network();
+  const auto samples = three_samples();
+  egret::BatchRequest request;
+  request.threads = 2;
+  for (int repeat = 0; repeat < 20; ++repeat) {
+    try {
+      egret::batch_outcomes(
+          net, 3,
+          [&](std::size_t i) -> const egret::Sample<double>& {
+            if (i > 0) throw std::invalid_argument("sample " + std::to_string(i));
+            return samples[i];
+          },
+          request);
+      FAIL() << "no error";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(), "sample 1");
+    }
+  }
 }

@@ -13,11 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/batch_runner.hpp"
+#include "train/batch_gradient.hpp"
 #include "train/optimizer.hpp"
 #include "train/parameters.hpp"
 #include "train/sample.hpp"
-#include "train/sample_gradient.hpp"
 
 namespace egret {
 
@@ -125,21 +124,16 @@ class Trainer {
   // One optimizer step on a minibatch. Samples whose backward pass reported non-finite values are
   // left out of the average (and counted); if all are, no step is taken.
   BatchStats train_step(const std::vector<const Sample<Scalar>*>& batch) {
-    const Network<Scalar> net = params_.network();
-    std::vector<Outcome> out(batch.size());
-    run_parallel(
-        batch.size(),
-        [&](std::size_t i, Network<Scalar>& local) { out[i] = run_sample(local, *batch[i], true); },
-        net);
+    const auto out = run_batch(
+        batch.size(), [&](std::size_t i) -> const Sample<Scalar>& { return *batch[i]; }, true);
     BatchStats stats;
+    for (std::size_t i = 0; i < out.size(); ++i) stats.add(sample_stats(out[i], *batch[i], true));
     std::vector<Scalar> sum(params_.size(), 0);
-    std::size_t used = 0;
-    for (const Outcome& o : out) {  // in sample order: deterministic
-      stats.add(o.stats);
-      if (!o.report.ok()) continue;
-      for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += o.grad[k];
-      ++used;
-    }
+    const std::size_t used =
+        sum_gradients(out, NonFiniteSamples::kLeaveOut, [&](const SampleOutcome<Scalar>& o) {
+          const std::vector<Scalar> g = params_.flatten(o.grad);
+          for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += g[k];
+        });
     if (used > 0) {
       for (Scalar& v : sum) v /= static_cast<Scalar>(used);
       stats.grad_norm = clip_global_norm(sum, cfg_.optimizer.clip_norm);
@@ -163,54 +157,47 @@ class Trainer {
 
   // Loss and accuracy on `samples` without gradients (mean loss over samples).
   BatchStats evaluate(const std::vector<Sample<Scalar>>& samples) const {
-    const Network<Scalar> net = params_.network();
-    std::vector<Outcome> out(samples.size());
-    run_parallel(
-        samples.size(),
-        [&](std::size_t i, Network<Scalar>& local) {
-          out[i] = run_sample(local, samples[i], false);
-        },
-        net);
+    const auto out = run_batch(
+        samples.size(), [&](std::size_t i) -> const Sample<Scalar>& { return samples[i]; }, false);
     BatchStats stats;
-    for (const Outcome& o : out) stats.add(o.stats);
+    for (std::size_t i = 0; i < out.size(); ++i) stats.add(sample_stats(out[i], samples[i], false));
     stats.loss /= static_cast<double>(std::max<std::size_t>(1, samples.size()));
     return stats;
   }
 
  private:
-  struct Outcome {
-    BatchStats stats;
-    BackwardReport report;
-    std::vector<Scalar> grad;
-  };
-
-  template <class F>
-  void run_parallel(std::size_t n, F&& f, const Network<Scalar>& net) const {
-    for_each_sample(net, n, cfg_.threads, f);
+  template <class SampleAt>
+  std::vector<SampleOutcome<Scalar>> run_batch(std::size_t n, const SampleAt& sample_at,
+                                               bool with_gradient) const {
+    BatchRequest request;
+    request.loss = cfg_.loss;
+    request.with_gradient = with_gradient;
+    request.activity = cfg_.activity;
+    request.input_time_gradient = false;
+    request.run = cfg_.run;
+    request.threads = cfg_.threads;
+    return batch_outcomes(params_.network(), n, sample_at, request);
   }
 
-  Outcome run_sample(Network<Scalar>& net, const Sample<Scalar>& s, bool with_gradient) const {
-    const SampleOutcome<Scalar> r =
-        sample_loss_and_gradient(net, s, cfg_.loss, with_gradient, cfg_.activity,
-                                 /*input_time_gradient=*/false, cfg_.run);
-    Outcome o;
-    o.stats.loss = static_cast<double>(r.loss.loss + r.activity.value);
-    o.stats.correct = r.loss.correct;
-    o.stats.total = r.loss.total;
-    o.stats.steps = r.forward.events_processed;
+  // One sample's share of the batch statistics.
+  static BatchStats sample_stats(const SampleOutcome<Scalar>& r, const Sample<Scalar>& s,
+                                 bool with_gradient) {
+    BatchStats o;
+    o.loss = static_cast<double>(r.loss.loss + r.activity.value);
+    o.correct = r.loss.correct;
+    o.total = r.loss.total;
+    o.steps = r.forward.events_processed;
     for (const auto& l : r.forward.layers) {
-      o.stats.events += l.events;
-      o.stats.unit_seconds += static_cast<double>(l.units) * static_cast<double>(s.end_time) * 1e-3;
+      o.events += l.events;
+      o.unit_seconds += static_cast<double>(l.units) * static_cast<double>(s.end_time) * 1e-3;
     }
     if (with_gradient) {
-      o.report = r.report;
-      o.stats.skipped_samples = r.report.ok() ? 0 : 1;
-      o.stats.grazing = r.report.grazing_crossings;
-      o.stats.simultaneous = r.report.simultaneous_crossings;
-      o.stats.surrogate_pairs = r.report.surrogate_pairs;
-      o.stats.zero_surrogate_pairs = r.report.zero_surrogate_pairs;
-      o.stats.backward_macs = r.report.backward_macs;
-      o.grad = params_.flatten(r.grad);
+      o.skipped_samples = r.report.ok() ? 0 : 1;
+      o.grazing = r.report.grazing_crossings;
+      o.simultaneous = r.report.simultaneous_crossings;
+      o.surrogate_pairs = r.report.surrogate_pairs;
+      o.zero_surrogate_pairs = r.report.zero_surrogate_pairs;
+      o.backward_macs = r.report.backward_macs;
     }
     return o;
   }

@@ -100,16 +100,56 @@ int xml_sensor_side(const std::string& body, std::size_t pos, const char* key,
   return static_cast<int>(v);
 }
 
-}  // namespace
+// What the IOHeader says: the compression, where the data table starts (-1: not given) and the
+// ids of the event streams (sorted: looked up once per packet).
+struct IoHeader {
+  std::int32_t compression = 0;
+  std::int64_t table_pos = -1;
+  std::vector<int> event_streams;
+};
 
-CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink) {
-  detail::BlockReader r(path);
-  CameraFileInfo info;
-  info.format = "aedat4";
+// Stream ids of event streams from the XML description (<node name="ID"> ... typeIdentifier ...
+// EVTS), and the sensor size of the first one that states it.
+std::vector<int> xml_event_streams(const std::string& xml, CameraFileInfo& info,
+                                   const std::string& path, std::uint64_t at) {
+  // Stream nodes have numeric names; their body runs to the next numeric node (it contains the
+  // nested "info" node with sizeX / sizeY).
+  auto next_stream = [&xml](std::size_t from) {
+    for (std::size_t p = xml.find("<node name=\"", from); p != std::string::npos;
+         p = xml.find("<node name=\"", p + 1))
+      if (p + 12 < xml.size() && xml[p + 12] >= '0' && xml[p + 12] <= '9') return p;
+    return std::string::npos;
+  };
+  std::vector<int> event_streams;
+  for (std::size_t p = next_stream(0); p != std::string::npos;) {
+    const std::size_t next = next_stream(p + 1);
+    const std::string body =
+        xml.substr(p, next == std::string::npos ? std::string::npos : next - p);
+    long id = 0;
+    for (std::size_t q = p + 12;
+         q < xml.size() && xml[q] >= '0' && xml[q] <= '9' && id < (1L << 31); ++q)
+      id = id * 10 + (xml[q] - '0');
+    if (id >= (1L << 31)) throw CameraFileError(path, at, "IOHeader XML: stream id overflows");
+    if (body.find(">EVTS<") != std::string::npos) {
+      event_streams.push_back(static_cast<int>(id));
+      const std::string kx = "key=\"sizeX\" type=\"int\">", ky = "key=\"sizeY\" type=\"int\">";
+      const std::size_t sx = body.find(kx), sy = body.find(ky);
+      if (sx != std::string::npos && sy != std::string::npos && info.sensor.width == 0)
+        info.sensor = {xml_sensor_side(body, sx + kx.size(), "sizeX", path, at),
+                       xml_sensor_side(body, sy + ky.size(), "sizeY", path, at)};
+    }
+    p = next;
+  }
+  std::sort(event_streams.begin(), event_streams.end());
+  return event_streams;
+}
+
+// The first line, then the IOHeader flatbuffer (size-prefixed, identifier IOHE).
+IoHeader read_io_header(detail::BlockReader& r, const std::string& path, CameraFileInfo& info) {
   const auto header = r.header_lines('#');
   if (header.empty() || header.front() != "#!AER-DAT4.0")
     throw CameraFileError(path, 0, "not an AEDAT 4.0 file (no #!AER-DAT4.0 first line)");
-  unsigned char w[8];
+  unsigned char w[4];
   if (!r.read(w, 4, "IOHeader size")) throw CameraFileError(path, r.offset(), "no IOHeader");
   const std::uint32_t hsize = detail::le32(w);
   if (hsize < 8 || hsize > (1u << 24) || hsize > r.remaining())
@@ -125,59 +165,90 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
     throw CameraFileError(path, ioh_at, "IOHeader lacks its IOHE identifier");
   const std::size_t root = h.u32(0);
   const std::size_t fc = h.field(root, 0), fd = h.field(root, 1), fx = h.field(root, 2);
-  const std::int32_t compression = fc ? static_cast<std::int32_t>(h.u32(fc)) : 0;
-  std::int64_t table_pos = -1;
+  IoHeader out;
+  out.compression = fc ? static_cast<std::int32_t>(h.u32(fc)) : 0;
   if (fd) {
     h.need(fd, 8);
-    std::memcpy(&table_pos, ioh.data() + fd, 8);
+    std::memcpy(&out.table_pos, ioh.data() + fd, 8);
   }
-  if (compression != 0 && compression != 1 && compression != 2)
+  if (out.compression != 0 && out.compression != 1 && out.compression != 2)
     throw CameraFileError(path, ioh_at,
-                          "compression " + std::to_string(compression) +
+                          "compression " + std::to_string(out.compression) +
                               " (ZSTD) is not supported; LZ4 and none are");
-  // Stream ids of event streams, from the XML: <node name="ID"> ... typeIdentifier ... EVTS.
-  std::vector<int> event_streams;
   if (fx) {
     const std::size_t s = h.deref(fx);
     const std::size_t len = h.u32(s);
     h.need(s + 4, len);
     const std::string xml(reinterpret_cast<const char*>(ioh.data() + s + 4), len);
-    // Stream nodes have numeric names; their body runs to the next numeric node (it contains
-    // the nested "info" node with sizeX / sizeY).
-    auto next_stream = [&xml](std::size_t from) {
-      for (std::size_t p = xml.find("<node name=\"", from); p != std::string::npos;
-           p = xml.find("<node name=\"", p + 1))
-        if (p + 12 < xml.size() && xml[p + 12] >= '0' && xml[p + 12] <= '9') return p;
-      return std::string::npos;
-    };
-    for (std::size_t p = next_stream(0); p != std::string::npos;) {
-      const std::size_t next = next_stream(p + 1);
-      const std::string body =
-          xml.substr(p, next == std::string::npos ? std::string::npos : next - p);
-      long id = 0;
-      for (std::size_t q = p + 12;
-           q < xml.size() && xml[q] >= '0' && xml[q] <= '9' && id < (1L << 31); ++q)
-        id = id * 10 + (xml[q] - '0');
-      if (id >= (1L << 31))
-        throw CameraFileError(path, ioh_at, "IOHeader XML: stream id overflows");
-      if (body.find(">EVTS<") != std::string::npos) {
-        event_streams.push_back(static_cast<int>(id));
-        const std::string kx = "key=\"sizeX\" type=\"int\">", ky = "key=\"sizeY\" type=\"int\">";
-        const std::size_t sx = body.find(kx), sy = body.find(ky);
-        if (sx != std::string::npos && sy != std::string::npos && info.sensor.width == 0)
-          info.sensor = {xml_sensor_side(body, sx + kx.size(), "sizeX", path, ioh_at),
-                         xml_sensor_side(body, sy + ky.size(), "sizeY", path, ioh_at)};
-      }
-      p = next;
-    }
+    out.event_streams = xml_event_streams(xml, info, path, ioh_at);
   }
-  std::sort(event_streams.begin(), event_streams.end());  // looked up once per packet
+  return out;
+}
+
+// The events of one (decompressed) event packet, `at` the file offset of its header, into `out`.
+void read_event_packet(const std::vector<unsigned char>& data, const detail::BlockReader& r,
+                       std::uint64_t at, const CameraFileInfo& info, detail::EventBatcher& out) {
+  const std::string& path = r.path();
+  // Size-prefixed flatbuffer with identifier "EVTS".
+  const Flat f{data.data(), data.size(), path, at + 8};
+  std::size_t base = 0;
+  if (data.size() >= 12 && std::memcmp(data.data() + 8, "EVTS", 4) == 0)
+    base = 4;
+  else if (!(data.size() >= 8 && std::memcmp(data.data() + 4, "EVTS", 4) == 0))
+    throw CameraFileError(path, at + 8, "event packet without its EVTS identifier");
+  const std::size_t table = base + f.u32(base);
+  const std::size_t fe = f.field(table, 0);
+  if (!fe)
+    throw CameraFileError(path, at + 8,
+                          "event packet of " + std::to_string(data.size()) +
+                              " bytes whose table holds no events vector");
+  const std::size_t vec = f.deref(fe);
+  const std::size_t n = f.u32(vec);
+  if (n > (data.size() - std::min(data.size(), vec + 4)) / 16)
+    throw CameraFileError(path, at + 8,
+                          "event packet claims " + std::to_string(n) + " events, beyond its " +
+                              std::to_string(data.size()) + " bytes");
+  // The builder writes the events vector last, at the end of the buffer: a packet much larger
+  // than its events (an LZ4 bomb of padding) is refused.
+  const std::size_t needed = vec + 4 + 16 * n;
+  if (data.size() - needed > kMaxPacketSlack)
+    throw CameraFileError(path, at + 8,
+                          "event packet of " + std::to_string(data.size()) + " bytes holds " +
+                              std::to_string(n) + " events, which need only " +
+                              std::to_string(needed));
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char* e = data.data() + vec + 4 + 16 * i;
+    std::int64_t t;
+    std::memcpy(&t, e, 8);
+    CameraEvent ev;
+    detail::check_time(r, t, at + 8);
+    ev.t = t;
+    const auto x = static_cast<std::int16_t>(detail::le16(e + 8)),
+               y = static_cast<std::int16_t>(detail::le16(e + 10));
+    if (x < 0 || y < 0) throw CameraFileError(path, at + 8, "negative event coordinates");
+    ev.x = static_cast<std::uint16_t>(x);
+    ev.y = static_cast<std::uint16_t>(y);
+    ev.p = e[12] ? 1 : 0;
+    detail::check_in_sensor(r, info.sensor, ev, at);
+    out.push(ev);
+  }
+}
+
+}  // namespace
+
+CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink) {
+  detail::BlockReader r(path);
+  CameraFileInfo info;
+  info.format = "aedat4";
+  const IoHeader header = read_io_header(r, path, info);
   info.header_bytes = r.offset();
   detail::EventBatcher out(sink, info);
   std::vector<unsigned char> packet;
   for (;;) {
     const std::uint64_t at = r.offset();
-    if (table_pos > 0 && at >= static_cast<std::uint64_t>(table_pos)) break;  // the data table
+    if (header.table_pos > 0 && at >= static_cast<std::uint64_t>(header.table_pos))
+      break;  // the data table
+    unsigned char w[8];
     if (!r.read(w, 8, "AEDAT 4.0 packet header")) break;
     const auto stream = static_cast<std::int32_t>(detail::le32(w));
     const std::uint32_t size = detail::le32(w + 4);
@@ -188,7 +259,7 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
                                 " exceeds the " + std::to_string(r.remaining()) +
                                 " bytes left in the file");
     // Other streams (frames, IMU, triggers) are skipped in bounded steps, never allocated.
-    if (!std::binary_search(event_streams.begin(), event_streams.end(), stream)) {
+    if (!std::binary_search(header.event_streams.begin(), header.event_streams.end(), stream)) {
       r.skip(size, "AEDAT 4.0 packet");
       ++info.skipped;
       continue;
@@ -202,52 +273,10 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
       throw CameraFileError(path, at + 8,
                             "file ends before the packet's " + std::to_string(size) + " bytes");
     // Uncompressed packets are read in place; compressed ones from their decompressed copy.
-    std::vector<unsigned char> decompressed;
-    if (compression != 0) decompressed = lz4_decompress(packet, path, at + 8);
-    const std::vector<unsigned char>& data = compression == 0 ? packet : decompressed;
-    // Size-prefixed flatbuffer with identifier "EVTS".
-    const Flat f{data.data(), data.size(), path, at + 8};
-    std::size_t base = 0;
-    if (data.size() >= 12 && std::memcmp(data.data() + 8, "EVTS", 4) == 0)
-      base = 4;
-    else if (!(data.size() >= 8 && std::memcmp(data.data() + 4, "EVTS", 4) == 0))
-      throw CameraFileError(path, at + 8, "event packet without its EVTS identifier");
-    const std::size_t table = base + f.u32(base);
-    const std::size_t fe = f.field(table, 0);
-    if (!fe)
-      throw CameraFileError(path, at + 8,
-                            "event packet of " + std::to_string(data.size()) +
-                                " bytes whose table holds no events vector");
-    const std::size_t vec = f.deref(fe);
-    const std::size_t n = f.u32(vec);
-    if (n > (data.size() - std::min(data.size(), vec + 4)) / 16)
-      throw CameraFileError(path, at + 8,
-                            "event packet claims " + std::to_string(n) + " events, beyond its " +
-                                std::to_string(data.size()) + " bytes");
-    // The builder writes the events vector last, at the end of the buffer: a packet much larger
-    // than its events (an LZ4 bomb of padding) is refused.
-    const std::size_t needed = vec + 4 + 16 * n;
-    if (data.size() - needed > kMaxPacketSlack)
-      throw CameraFileError(path, at + 8,
-                            "event packet of " + std::to_string(data.size()) + " bytes holds " +
-                                std::to_string(n) + " events, which need only " +
-                                std::to_string(needed));
-    for (std::size_t i = 0; i < n; ++i) {
-      const unsigned char* e = data.data() + vec + 4 + 16 * i;
-      std::int64_t t;
-      std::memcpy(&t, e, 8);
-      CameraEvent ev;
-      detail::check_time(r, t, at + 8);
-      ev.t = t;
-      const auto x = static_cast<std::int16_t>(detail::le16(e + 8)),
-                 y = static_cast<std::int16_t>(detail::le16(e + 10));
-      if (x < 0 || y < 0) throw CameraFileError(path, at + 8, "negative event coordinates");
-      ev.x = static_cast<std::uint16_t>(x);
-      ev.y = static_cast<std::uint16_t>(y);
-      ev.p = e[12] ? 1 : 0;
-      detail::check_in_sensor(r, info.sensor, ev, at);
-      out.push(ev);
-    }
+    if (header.compression == 0)
+      read_event_packet(packet, r, at, info, out);
+    else
+      read_event_packet(lz4_decompress(packet, path, at + 8), r, at, info, out);
   }
   out.flush();
   return info;

@@ -299,6 +299,100 @@ hsize_t one_d_length(hid_t dset, std::size_t mem_size, const std::string& where)
   return dims[0];
 }
 
+constexpr const char* kFieldNames[4] = {"x", "y", "p", "t"};
+
+// /events as a group of four one-dimensional datasets x, y, p, t of one length, read in blocks;
+// emit(xypt, index) gets each event.
+template <class Emit>
+void read_column_group(hid_t f, const std::string& path, const Emit& emit) {
+  h5::Id g = h5::open_group(f, "events", path);
+  h5::Id d[4];
+  char kind[4];
+  hsize_t n = 0;
+  for (int k = 0; k < 4; ++k) {
+    const std::string where = path + ":/events/" + kFieldNames[k];
+    if (!h5::exists(g.get(), kFieldNames[k]))
+      throw std::runtime_error(path + ":/events: missing dataset '" + kFieldNames[k] + "'");
+    if (h5::object_type(g.get(), kFieldNames[k], where) != H5O_TYPE_DATASET)
+      throw std::runtime_error(where + ": not a dataset");
+    d[k] = h5::Id(H5Dopen2(g.get(), kFieldNames[k], H5P_DEFAULT));
+    h5::Id ftype(H5Dget_type(d[k].get()));
+    if (!d[k].valid() || !ftype.valid()) throw std::runtime_error(where + ": cannot be opened");
+    kind[k] = h5::numeric_kind(ftype.get(), where) == 'f' ? 'f' : 'i';
+    const hsize_t len = one_d_length(d[k].get(), 8, where);
+    if (k > 0 && len != n) throw std::runtime_error(path + ":/events: x, y, p, t differ in length");
+    n = len;
+  }
+  std::vector<std::int64_t> col[4];
+  std::vector<double> real;
+  for (hsize_t start = 0; start < n; start += kBlock) {
+    const hsize_t count = std::min(kBlock, n - start);
+    for (int k = 0; k < 4; ++k) {
+      const std::string where = path + ":/events/" + kFieldNames[k];
+      col[k].resize(count);
+      if (kind[k] == 'i') {
+        read_hyperslab(d[k].get(), H5T_NATIVE_INT64, start, count, col[k].data(), where);
+      } else {
+        real.resize(count);
+        read_hyperslab(d[k].get(), H5T_NATIVE_DOUBLE, start, count, real.data(), where);
+        for (hsize_t i = 0; i < count; ++i)
+          col[k][i] = checked_whole(real[i], path + ":/events", start + i, kFieldNames[k]);
+      }
+    }
+    for (hsize_t i = 0; i < count; ++i) {
+      const std::int64_t xypt[4] = {col[0][i], col[1][i], col[2][i], col[3][i]};
+      emit(xypt, start + i);
+    }
+  }
+}
+
+// /events as a compound dataset: the members x, y, p, t into int64 or double slots by their
+// class, read in blocks; emit(xypt, index) gets each event.
+template <class Emit>
+void read_compound_dataset(hid_t f, const std::string& path, const Emit& emit) {
+  const std::string where = path + ":/events";
+  h5::Id dset(H5Dopen2(f, "events", H5P_DEFAULT));
+  h5::Id ftype(H5Dget_type(dset.get()));
+  if (!dset.valid() || !ftype.valid() || H5Tget_class(ftype.get()) != H5T_COMPOUND)
+    throw std::runtime_error(where + " is neither a group nor a compound dataset");
+  union Slot {
+    std::int64_t i;
+    double f;
+  };
+  struct Rec {
+    Slot v[4];
+  };
+  h5::Id mem(H5Tcreate(H5T_COMPOUND, sizeof(Rec)));
+  char kind[4];
+  for (int k = 0; k < 4; ++k) {
+    const int idx = H5Tget_member_index(ftype.get(), kFieldNames[k]);
+    if (idx < 0)
+      throw std::runtime_error(where + " has no field '" + kFieldNames[k] + "' (need x, y, p, t)");
+    h5::Id mtype(H5Tget_member_type(ftype.get(), static_cast<unsigned>(idx)));
+    if (!mtype.valid())
+      throw std::runtime_error(where + ": field '" + kFieldNames[k] + "' unreadable");
+    kind[k] = h5::numeric_kind(mtype.get(), where + ": field '" + kFieldNames[k] + "'") == 'f'
+                  ? 'f'
+                  : 'i';
+    H5Tinsert(mem.get(), kFieldNames[k], HOFFSET(Rec, v) + k * sizeof(Slot),
+              kind[k] == 'f' ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64);
+  }
+  const hsize_t n = one_d_length(dset.get(), sizeof(Rec), where);
+  std::vector<Rec> recs;
+  for (hsize_t start = 0; start < n; start += kBlock) {
+    const hsize_t count = std::min(kBlock, n - start);
+    recs.resize(count);
+    read_hyperslab(dset.get(), mem.get(), start, count, recs.data(), where);
+    for (hsize_t i = 0; i < count; ++i) {
+      std::int64_t xypt[4];
+      for (int k = 0; k < 4; ++k)
+        xypt[k] = kind[k] == 'i' ? recs[i].v[k].i
+                                 : checked_whole(recs[i].v[k].f, where, start + i, kFieldNames[k]);
+      emit(xypt, start + i);
+    }
+  }
+}
+
 CameraFileInfo read_hdf5_events_contents(const std::string& path, const CameraEventSink& sink) {
   h5::Id file = h5::open_file_read(path);
   const hid_t f = file.get();
@@ -314,92 +408,12 @@ CameraFileInfo read_hdf5_events_contents(const std::string& path, const CameraEv
       throw std::runtime_error(path + ":/events: event " + std::to_string(i) + ": " + what);
     }));
   };
-  const char* names[4] = {"x", "y", "p", "t"};
-  if (type == H5O_TYPE_GROUP) {
-    h5::Id g = h5::open_group(f, "events", path);
-    h5::Id d[4];
-    char kind[4];
-    hsize_t n = 0;
-    for (int k = 0; k < 4; ++k) {
-      const std::string where = path + ":/events/" + names[k];
-      if (!h5::exists(g.get(), names[k]))
-        throw std::runtime_error(path + ":/events: missing dataset '" + names[k] + "'");
-      if (h5::object_type(g.get(), names[k], where) != H5O_TYPE_DATASET)
-        throw std::runtime_error(where + ": not a dataset");
-      d[k] = h5::Id(H5Dopen2(g.get(), names[k], H5P_DEFAULT));
-      h5::Id ftype(H5Dget_type(d[k].get()));
-      if (!d[k].valid() || !ftype.valid()) throw std::runtime_error(where + ": cannot be opened");
-      kind[k] = h5::numeric_kind(ftype.get(), where) == 'f' ? 'f' : 'i';
-      const hsize_t len = one_d_length(d[k].get(), 8, where);
-      if (k > 0 && len != n)
-        throw std::runtime_error(path + ":/events: x, y, p, t differ in length");
-      n = len;
-    }
-    std::vector<std::int64_t> col[4];
-    std::vector<double> real;
-    for (hsize_t start = 0; start < n; start += kBlock) {
-      const hsize_t count = std::min(kBlock, n - start);
-      for (int k = 0; k < 4; ++k) {
-        const std::string where = path + ":/events/" + names[k];
-        col[k].resize(count);
-        if (kind[k] == 'i') {
-          read_hyperslab(d[k].get(), H5T_NATIVE_INT64, start, count, col[k].data(), where);
-        } else {
-          real.resize(count);
-          read_hyperslab(d[k].get(), H5T_NATIVE_DOUBLE, start, count, real.data(), where);
-          for (hsize_t i = 0; i < count; ++i)
-            col[k][i] = checked_whole(real[i], path + ":/events", start + i, names[k]);
-        }
-      }
-      for (hsize_t i = 0; i < count; ++i) {
-        const std::int64_t xypt[4] = {col[0][i], col[1][i], col[2][i], col[3][i]};
-        emit(xypt, start + i);
-      }
-    }
-  } else if (type == H5O_TYPE_DATASET) {
-    // A compound dataset: the members x, y, p, t into int64 or double slots by their class.
-    const std::string where = path + ":/events";
-    h5::Id dset(H5Dopen2(f, "events", H5P_DEFAULT));
-    h5::Id ftype(H5Dget_type(dset.get()));
-    if (!dset.valid() || !ftype.valid() || H5Tget_class(ftype.get()) != H5T_COMPOUND)
-      throw std::runtime_error(where + " is neither a group nor a compound dataset");
-    union Slot {
-      std::int64_t i;
-      double f;
-    };
-    struct Rec {
-      Slot v[4];
-    };
-    h5::Id mem(H5Tcreate(H5T_COMPOUND, sizeof(Rec)));
-    char kind[4];
-    for (int k = 0; k < 4; ++k) {
-      const int idx = H5Tget_member_index(ftype.get(), names[k]);
-      if (idx < 0)
-        throw std::runtime_error(where + " has no field '" + names[k] + "' (need x, y, p, t)");
-      h5::Id mtype(H5Tget_member_type(ftype.get(), static_cast<unsigned>(idx)));
-      if (!mtype.valid()) throw std::runtime_error(where + ": field '" + names[k] + "' unreadable");
-      kind[k] =
-          h5::numeric_kind(mtype.get(), where + ": field '" + names[k] + "'") == 'f' ? 'f' : 'i';
-      H5Tinsert(mem.get(), names[k], HOFFSET(Rec, v) + k * sizeof(Slot),
-                kind[k] == 'f' ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64);
-    }
-    const hsize_t n = one_d_length(dset.get(), sizeof(Rec), where);
-    std::vector<Rec> recs;
-    for (hsize_t start = 0; start < n; start += kBlock) {
-      const hsize_t count = std::min(kBlock, n - start);
-      recs.resize(count);
-      read_hyperslab(dset.get(), mem.get(), start, count, recs.data(), where);
-      for (hsize_t i = 0; i < count; ++i) {
-        std::int64_t xypt[4];
-        for (int k = 0; k < 4; ++k)
-          xypt[k] = kind[k] == 'i' ? recs[i].v[k].i
-                                   : checked_whole(recs[i].v[k].f, where, start + i, names[k]);
-        emit(xypt, start + i);
-      }
-    }
-  } else {
+  if (type == H5O_TYPE_GROUP)
+    read_column_group(f, path, emit);
+  else if (type == H5O_TYPE_DATASET)
+    read_compound_dataset(f, path, emit);
+  else
     throw std::runtime_error(path + ":/events is neither a group nor a dataset");
-  }
   out.flush();
   return info;
 }

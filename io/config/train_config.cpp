@@ -18,13 +18,9 @@ using json_fields::fail;
 using json_fields::integer;
 using json_fields::number;
 
-}  // namespace
-
-TrainRunConfig parse_train_config(const std::string& text, const std::string& origin) {
-  TrainRunConfig cfg;
-  cfg.network = parse_network_config(text, origin, {"task", "training", "output"});
-  const json root = json::parse(text);  // valid: parse_network_config checked it
-
+// "task": which task, its trial counts and seed, and the delay-copy settings, checked against the
+// network's inputs and readout.
+void parse_task_section(const json& root, TrainRunConfig& cfg, const std::string& origin) {
   if (!root.contains("task")) fail(origin, "task", "missing (e.g. {\"name\": \"delay_copy\"})");
   const json& task = root["task"];
   check_keys(task,
@@ -69,7 +65,31 @@ TrainRunConfig parse_train_config(const std::string& text, const std::string& or
   if (cfg.network.readout_classes != dc.bits)
     fail(origin, "readout_classes",
          "the delay_copy task needs one readout logit per bit (" + std::to_string(dc.bits) + ")");
+}
 
+// The optional sub-sections of "training": the activity regulariser and pruning.
+void parse_training_options(const json& training, TrainConfig& tc, const std::string& origin) {
+  if (training.contains("activity_regularizer")) {
+    const json& a = training["activity_regularizer"];
+    check_keys(a, {"weight", "target_hz"}, origin, "training.activity_regularizer");
+    tc.activity.weight = number(a, "weight", 0, origin, "training.activity_regularizer");
+    tc.activity.target_hz = number(a, "target_hz", 0, origin, "training.activity_regularizer");
+    if (tc.activity.weight < 0 || tc.activity.target_hz < 0)
+      fail(origin, "training.activity_regularizer", "weight and target_hz must be >= 0");
+  }
+  if (training.contains("prune")) {
+    const json& pr = training["prune"];
+    check_keys(pr, {"after_epoch", "keep"}, origin, "training.prune");
+    tc.prune_after_epoch =
+        static_cast<int>(integer(pr, "after_epoch", 1, 1, origin, "training.prune"));
+    tc.prune_keep = number(pr, "keep", 0.1, origin, "training.prune");
+    if (!(tc.prune_keep > 0 && tc.prune_keep <= 1))
+      fail(origin, "training.prune.keep", "the share of connections kept must be in (0, 1]");
+  }
+}
+
+// "training": optimizer, epochs, batches, loss, threads, what is trained and when to stop.
+void parse_training_section(const json& root, TrainRunConfig& cfg, const std::string& origin) {
   const json training = root.contains("training") ? root["training"] : json::object();
   check_keys(training,
              {"optimizer", "learning_rate", "beta1", "beta2", "epsilon", "clip_norm", "epochs",
@@ -106,23 +126,7 @@ TrainRunConfig parse_train_config(const std::string& text, const std::string& or
       fail(origin, "training.train_time_constants", "expected true/false");
     tc.train_time_constants = training["train_time_constants"].get<bool>();
   }
-  if (training.contains("activity_regularizer")) {
-    const json& a = training["activity_regularizer"];
-    check_keys(a, {"weight", "target_hz"}, origin, "training.activity_regularizer");
-    tc.activity.weight = number(a, "weight", 0, origin, "training.activity_regularizer");
-    tc.activity.target_hz = number(a, "target_hz", 0, origin, "training.activity_regularizer");
-    if (tc.activity.weight < 0 || tc.activity.target_hz < 0)
-      fail(origin, "training.activity_regularizer", "weight and target_hz must be >= 0");
-  }
-  if (training.contains("prune")) {
-    const json& pr = training["prune"];
-    check_keys(pr, {"after_epoch", "keep"}, origin, "training.prune");
-    tc.prune_after_epoch =
-        static_cast<int>(integer(pr, "after_epoch", 1, 1, origin, "training.prune"));
-    tc.prune_keep = number(pr, "keep", 0.1, origin, "training.prune");
-    if (!(tc.prune_keep > 0 && tc.prune_keep <= 1))
-      fail(origin, "training.prune.keep", "the share of connections kept must be in (0, 1]");
-  }
+  parse_training_options(training, tc, origin);
   cfg.stop_at_test_accuracy = number(training, "stop_at_test_accuracy", 0, origin, "training");
   cfg.stop_patience =
       static_cast<int>(integer(training, "stop_patience", 1, 1, origin, "training"));
@@ -131,7 +135,10 @@ TrainRunConfig parse_train_config(const std::string& text, const std::string& or
   } catch (const std::invalid_argument& e) {
     fail(origin, "training", e.what());
   }
+}
 
+// "output": where results go and how often a checkpoint is written.
+void parse_output_section(const json& root, TrainRunConfig& cfg, const std::string& origin) {
   const json output = root.contains("output") ? root["output"] : json::object();
   check_keys(output, {"dir", "checkpoint_every"}, origin, "output");
   if (output.contains("dir")) {
@@ -141,6 +148,17 @@ TrainRunConfig parse_train_config(const std::string& text, const std::string& or
   }
   cfg.checkpoint_every =
       static_cast<int>(integer(output, "checkpoint_every", 0, 0, origin, "output"));
+}
+
+}  // namespace
+
+TrainRunConfig parse_train_config(const std::string& text, const std::string& origin) {
+  TrainRunConfig cfg;
+  cfg.network = parse_network_config(text, origin, {"task", "training", "output"});
+  const json root = json::parse(text);  // valid: parse_network_config checked it
+  parse_task_section(root, cfg, origin);
+  parse_training_section(root, cfg, origin);
+  parse_output_section(root, cfg, origin);
   return cfg;
 }
 

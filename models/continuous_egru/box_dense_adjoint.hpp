@@ -24,6 +24,16 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
 
   explicit ContinuousEgruAdjoint(std::shared_ptr<const Params> p) : Base(std::move(p)) {}
 
+  // The state regulariser (adjoint/state_regularizer.hpp) in closed form per interval.
+  bool has_state_cost() const override { return true; }
+  Scalar state_cost_value() const override { return state_cost_total_; }
+
+  void begin(const Tape<Scalar>& tape, Index layer) override {
+    Base::begin(tape, layer);
+    state_cost_total_ = 0;
+    if (state_cost_.active()) add_final_interval_cost();
+  }
+
   Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
                           Scalar d_time) override {
     const Params& p = *p_;
@@ -42,7 +52,12 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     const Index m = crossing ? items[0].index : -1;  // the (first) crossing unit
     const Scalar dt = st.time - (prev ? prev->time : Scalar(0));
     // The end of the interval moves with the step time: dL/dT gets lam_c . dc/dt there.
-    const Scalar flow_term = (lam_c_ * in.u * (in.z - in.c_end)).sum() / p.tau_m;
+    // The state cost over the interval moves with its length too.
+    const bool cost = state_cost_.active() && dt != 0;
+    if (cost) lam_c_cost_.setZero(p.units());
+    const Scalar cost_term =
+        cost ? add_state_cost(replay_.after(i - 1).c, in.c_end, in.u, in.z, dt, lam_c_cost_) : 0;
+    const Scalar flow_term = (lam_c_ * in.u * (in.z - in.c_end)).sum() / p.tau_m + cost_term;
     g_step += flow_term;
     Scalar lam_c0_extra = 0, to_previous = 0, routed = g_step;
     if (crossing) {
@@ -52,6 +67,7 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
       routed = 0;
     }
     if (dt != 0) flow_back(dt, in);  // an interval of length 0 is the identity
+    if (cost) lam_c_ += lam_c_cost_;
     if (crossing) lam_c_[m] += lam_c0_extra;
     // The start of the interval moves with the previous step's time.
     pending_time_ = prev ? to_previous - flow_term : Scalar(0);
@@ -70,6 +86,48 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   using Base::pending_time_;
   using Base::replay_;
   using Interval = typename ContinuousEgruReplay<Scalar>::Interval;
+  using LayerAdjoint<Scalar>::state_cost_;
+
+  // The state cost after the layer's last step, [T_last, end] (over the whole run if the layer
+  // has no step): the first contribution to the adjoints, and to the last step's time.
+  void add_final_interval_cost() {
+    const Index last = replay_.steps() - 1;
+    const Scalar t_last = last >= 0 ? replay_.step(last).time : Scalar(0);
+    const Scalar dt = state_cost_.end_time - t_last;
+    if (!(dt > 0)) return;
+    const auto& after = replay_.after(last);
+    Array u, z;
+    Cell::gates(after.a_u, after.a_z, u, z);
+    Array c_end = after.c;
+    Cell::advance(c_end, u, z, dt, p_->tau_m);
+    const Scalar d_dt = add_state_cost(after.c, c_end, u, z, dt, lam_c_);
+    if (last >= 0) pending_time_ = -d_dt;
+  }
+
+  // The state cost over one interval (c from c0 to c_end with the gates u, z): its value, and
+  // its partial derivatives added to the adjoints of c at the interval's start (lam_c0), of the
+  // gates, tau_m, and theta unless detached. Returns its derivative by the interval's length.
+  Scalar add_state_cost(const Array& c0, const Array& c_end, const Array& u, const Array& z,
+                        Scalar dt, Array& lam_c0) {
+    const Params& p = *p_;
+    const Scalar w = state_cost_.weight;
+    Scalar value = 0, d_tau = 0, d_dt = 0;
+    for (Index i = 0; i < p.units(); ++i) {
+      const Scalar level = p.theta[i] - state_cost_.margin;
+      if (c0[i] <= level && c_end[i] <= level) continue;  // below the level throughout
+      const auto g = Cell::excess_integral(c0[i], c_end[i], u[i], z[i], dt, p.tau_m, level);
+      value += g.value;
+      lam_c0[i] += w * g.c0;
+      lam_u_[i] += w * g.u * Cell::sigmoid_derivative(u[i]);
+      lam_z_[i] += w * g.z * Cell::candidate_derivative(z[i]);
+      if (!state_cost_.detach_threshold) (*g_.theta)(i, 0) += w * g.level;
+      d_tau += g.tau_m;
+      d_dt += g.dt;
+    }
+    state_cost_total_ += w * value;
+    (*g_.tau_m)(0, 0) += w * d_tau;
+    return w * d_dt;
+  }
 
   // Back across an interval of length dt with its gates and c at its end: lam(start) from
   // lam(end) in closed form, and the gates' adjoints.
@@ -85,6 +143,8 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   }
 
   Array lam_u_gate_, lam_z_gate_, lam_c0_;  // scratch of one interval
+  Array lam_c_cost_;                        // the state cost's part of lam_c0
+  Scalar state_cost_total_ = 0;
 };
 
 }  // namespace egret

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -67,6 +68,45 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru/egru_gates.hpp
     const Scalar k = tau_m / u;
     return {-k / (z - c0), -dt_star / u, k * (Scalar(1) / (z - c0) - Scalar(1) / (z - theta)),
             k / (z - theta), dt_star / tau_m};
+  }
+
+  // ---- The state regulariser's running cost (adjoint/state_regularizer.hpp): the integral of
+  // the excess h = max(0, c - a) of c over a level a, over one interval of the flow,
+  //   c(s) = z + (c0 - z) e^(-k s),  k = u / tau_m,  0 <= s <= dt,
+  // and its partial derivatives. c is monotone, so c > a on one sub-interval [s1, s2]; where
+  // its ends are the level crossing s_a = (1/k) ln((c0 - z) / (a - z)), the integrand is 0
+  // there and they do not move the integral. With L = s2 - s1,
+  //   I1 = int_{s1}^{s2} e^(-k s) ds,    I2 = int_{s1}^{s2} s e^(-k s) ds,
+  //   value = (z - a) L + (c0 - z) I1
+  //   d/dc0 = I1,  d/dz = L - I1,  d/da = -L,  d/dk = -(c0 - z) I2,  d/ddt = h(c_end - a).
+  struct ExcessIntegral {
+    Scalar value = 0, c0 = 0, u = 0, z = 0, tau_m = 0, level = 0, dt = 0;
+  };
+  static ExcessIntegral excess_integral(Scalar c0, Scalar c_end, Scalar u, Scalar z, Scalar dt,
+                                        Scalar tau_m, Scalar level) {
+    ExcessIntegral g;
+    const bool start_above = c0 > level, end_above = c_end > level;
+    if (!start_above && !end_above) return g;
+    const Scalar k = u / tau_m;
+    // The level crossing, where c passes the level inside the interval.
+    // (Clamped to the interval against rounding: in exact arithmetic it lies inside.)
+    const Scalar s_a =
+        start_above == end_above
+            ? Scalar(0)
+            : std::min(dt, std::max(Scalar(0), std::log((c0 - z) / (level - z)) / k));
+    const Scalar s1 = start_above ? Scalar(0) : s_a, s2 = end_above ? dt : s_a;
+    const Scalar L = s2 - s1, x = k * L, e1 = std::exp(-k * s1);
+    const Scalar I1 = e1 * L * one_minus_exp_over(x);
+    const Scalar I2 = e1 * (s1 * L * one_minus_exp_over(x) + L * L * second_moment_factor(x));
+    g.value = (z - level) * L + (c0 - z) * I1;
+    g.c0 = I1;
+    g.z = L - I1;
+    g.level = -L;
+    const Scalar d_k = -(c0 - z) * I2;
+    g.u = d_k / tau_m;
+    g.tau_m = -d_k * u / (tau_m * tau_m);
+    g.dt = end_above ? c_end - level : Scalar(0);
+    return g;
   }
 
   // ---- Array forms: the same equations for all units of a layer.
@@ -129,6 +169,18 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru/egru_gates.hpp
   static Scalar input_scale(Scalar x) { return x; }
 
  private:
+  // (1 - e^(-x)) / x, 1 at x = 0, without cancellation for small x.
+  static Scalar one_minus_exp_over(Scalar x) {
+    return x == Scalar(0) ? Scalar(1) : -std::expm1(-x) / x;
+  }
+  // (1 - e^(-x) (1 + x)) / x^2 (1/2 at x = 0): the direct form cancels for small x, where the
+  // series 1/2 - x/3 + x^2/8 - x^3/30 is used (its next term, x^4/144, is below 1e-10 for
+  // x < 0.01).
+  static Scalar second_moment_factor(Scalar x) {
+    if (x < Scalar(0.01)) return Scalar(0.5) - x / 3 + x * x / 8 - x * x * x / 30;
+    return (-std::expm1(-x) - x * std::exp(-x)) / (x * x);
+  }
+
   // out <- t where the unit crosses now (c >= theta), +inf where it never will (z <= theta, or
   // NaN), out itself where c < theta < z. A loop the compiler vectorises with blends. Every value
   // is loaded whatever the case: with z read only where c < theta, GCC 12 used masked loads and

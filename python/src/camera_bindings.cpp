@@ -89,15 +89,8 @@ py::tuple sensor_tuple(const SensorSize& s) {
   return py::make_tuple(s.width, s.height);
 }
 
-}  // namespace
-
-void bind_camera(py::module_& m) {
-  PYBIND11_NUMPY_DTYPE(CameraEvent, t, x, y, p);
-  m.attr("CAMERA_EVENT_DTYPE") = py::dtype::of<CameraEvent>();
-  py::list classes;
-  for (const char* c : kGestureClasses) classes.append(c);
-  m.attr("GESTURE_CLASSES") = classes;
-
+// Reading and writing camera files.
+void bind_camera_files(py::module_& m) {
   m.def(
       "as_camera_events",
       [](const py::object& events) { return to_numpy(from_numpy(events, "as_camera_events")); },
@@ -137,8 +130,10 @@ void bind_camera(py::module_& m) {
       },
       py::arg("path"), py::arg("events"), py::arg("sensor_size") = std::pair<int, int>{128, 128},
       "Write events as an AEDAT 3.1 file (the DVS128 Gesture format).");
+}
 
-  // Transforms (tonic semantics; camera/camera_transforms.hpp).
+// Transforms with tonic's semantics (camera/camera_transforms.hpp).
+void bind_event_transforms(py::module_& m) {
   m.def(
       "crop_time",
       [](const py::object& e, std::int64_t start, std::int64_t end) {
@@ -207,6 +202,10 @@ void bind_camera(py::module_& m) {
       py::arg("events"), py::arg("sensor_size"), py::arg("bin_length"), py::arg("polarities") = 2,
       "Event counts per (bin, polarity, y, x) (tonic ToFrame with a time window). Refused (with "
       "the counts) beyond 2^28 counts (1 GiB) before anything is allocated.");
+}
+
+// Camera events as the engine's input, and the DVS sensor model that makes them from frames.
+void bind_engine_input(py::module_& m) {
   m.def(
       "to_input",
       [](const py::object& e, std::pair<int, int> s, std::int64_t bin_length,
@@ -231,8 +230,36 @@ void bind_camera(py::module_& m) {
       "The engine's input events: one per channel (p, y, x) and time bin of bin_length us, at "
       "the bin's end, time in ms relative to t0, value = count ('sum') or 1 ('binary'); returns "
       "(t, channel, value, channels).");
+  m.def(
+      "emulate_events_from_frames",
+      [](const std::string& images_txt, double threshold, double threshold_spread,
+         double refractory_us, double leak_rate_hz, double shot_noise_rate_hz, std::uint64_t seed) {
+        DvsSensorConfig c;
+        c.threshold = threshold;
+        c.threshold_spread = threshold_spread;
+        c.refractory_us = refractory_us;
+        c.leak_rate_hz = leak_rate_hz;
+        c.shot_noise_rate_hz = shot_noise_rate_hz;
+        c.seed = seed;
+        CameraRecording r;
+        {
+          py::gil_scoped_release release;
+          r = emulate_events_from_frames(images_txt, c);
+        }
+        return py::make_tuple(to_numpy(r.events), sensor_tuple(r.sensor));
+      },
+      py::arg("images_txt"), py::kw_only(), py::arg("threshold") = 0.2,
+      py::arg("threshold_spread") = 0.15, py::arg("refractory_us") = 500,
+      py::arg("leak_rate_hz") = 0.1, py::arg("shot_noise_rate_hz") = 0.5, py::arg("seed") = 1,
+      "DVS events from a list of PNG frames (images.txt: 'time_s path' lines) with the sensor "
+      "model; returns (events, (width, height)).");
+}
 
-  // DVS128 Gesture layout and the synthetic generator.
+// The DVS128 Gesture layout and the synthetic generator.
+void bind_gesture_datasets(py::module_& m) {
+  py::list classes;
+  for (const char* c : kGestureClasses) classes.append(c);
+  m.attr("GESTURE_CLASSES") = classes;
   m.def(
       "load_gesture_split",
       [](const std::string& dir, const std::string& split, std::int64_t slice_us) {
@@ -285,29 +312,17 @@ void bind_camera(py::module_& m) {
       py::arg("seed") = 1,
       "Write a synthetic DVS128 Gesture-style directory (11 gestures per user and lighting); "
       "returns {trials, events}.");
-  m.def(
-      "emulate_events_from_frames",
-      [](const std::string& images_txt, double threshold, double threshold_spread,
-         double refractory_us, double leak_rate_hz, double shot_noise_rate_hz, std::uint64_t seed) {
-        DvsSensorConfig c;
-        c.threshold = threshold;
-        c.threshold_spread = threshold_spread;
-        c.refractory_us = refractory_us;
-        c.leak_rate_hz = leak_rate_hz;
-        c.shot_noise_rate_hz = shot_noise_rate_hz;
-        c.seed = seed;
-        CameraRecording r;
-        {
-          py::gil_scoped_release release;
-          r = emulate_events_from_frames(images_txt, c);
-        }
-        return py::make_tuple(to_numpy(r.events), sensor_tuple(r.sensor));
-      },
-      py::arg("images_txt"), py::kw_only(), py::arg("threshold") = 0.2,
-      py::arg("threshold_spread") = 0.15, py::arg("refractory_us") = 500,
-      py::arg("leak_rate_hz") = 0.1, py::arg("shot_noise_rate_hz") = 0.5, py::arg("seed") = 1,
-      "DVS events from a list of PNG frames (images.txt: 'time_s path' lines) with the sensor "
-      "model; returns (events, (width, height)).");
+}
+
+}  // namespace
+
+void bind_camera(py::module_& m) {
+  PYBIND11_NUMPY_DTYPE(CameraEvent, t, x, y, p);
+  m.attr("CAMERA_EVENT_DTYPE") = py::dtype::of<CameraEvent>();
+  bind_camera_files(m);
+  bind_event_transforms(m);
+  bind_engine_input(m);
+  bind_gesture_datasets(m);
 }
 
 }  // namespace egret::python

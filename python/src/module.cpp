@@ -9,6 +9,7 @@ PYBIND11_MODULE(_egret, m) {
   m.doc() =
       "egret: event-driven simulation and exact gradients of activity-sparse recurrent networks "
       "(continuous-time EGRU)";
+  egret::python::bind_sample(m);
   egret::python::bind_network(m);
   egret::python::bind_camera(m);
   egret::python::bind_files(m);

@@ -1,0 +1,162 @@
+// egret.ForwardBatch: a batch's forward pass with its adjoint tapes, kept for one backward pass
+// later, given dL/d(readout traces) or dL/d(logits) from outside (what egret.torch builds on).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cmath>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "adjoint/reverse_sweep.hpp"
+#include "python/src/numpy_conversions.hpp"
+#include "python/src/result_dicts.hpp"
+#include "python/src/sample_batch.hpp"
+#include "train/batch_gradient.hpp"
+
+namespace egret::python {
+
+// A (B, R, width) array from per-sample readout vectors (trace or logits).
+template <class Scalar, class Get>
+py::array_t<double> stack_readouts(const std::vector<SimResult<Scalar>>& results, Index width,
+                                   const Get& get) {
+  const auto b = static_cast<py::ssize_t>(results.size());
+  const auto r = static_cast<py::ssize_t>(results.empty() ? 0 : results[0].readouts.size());
+  py::array_t<double> a({b, r, static_cast<py::ssize_t>(width)});
+  auto m = a.mutable_unchecked<3>();
+  for (py::ssize_t i = 0; i < b; ++i)
+    for (py::ssize_t j = 0; j < r; ++j) {
+      const auto& v =
+          get(results[static_cast<std::size_t>(i)].readouts[static_cast<std::size_t>(j)]);
+      for (py::ssize_t k = 0; k < static_cast<py::ssize_t>(width); ++k)
+        m(i, j, k) = v[static_cast<std::size_t>(k)];
+    }
+  return a;
+}
+
+// The inverse: a (b, r, width) float64 array as per-sample readout vectors, every entry finite
+// and representable in Scalar.
+template <class Scalar>
+std::vector<std::vector<std::vector<Scalar>>> unstack(const py::handle& obj, std::size_t b,
+                                                      std::size_t r, Index width,
+                                                      const std::string& name) {
+  const F64 a = py::cast<F64>(obj);
+  if (a.ndim() != 3 || static_cast<std::size_t>(a.shape(0)) != b ||
+      static_cast<std::size_t>(a.shape(1)) != r || a.shape(2) != width)
+    throw std::invalid_argument(name + ": expected shape (" + std::to_string(b) + ", " +
+                                std::to_string(r) + ", " + std::to_string(width) + ")");
+  std::vector<std::vector<std::vector<Scalar>>> out(b);
+  const double* d = a.data();
+  for (std::size_t i = 0; i < b; ++i) {
+    out[i].resize(r);
+    for (std::size_t j = 0; j < r; ++j) {
+      for (const double* v = d; v != d + width; ++v) {
+        if (!std::isfinite(*v)) throw std::invalid_argument(name + ": NaN or infinite entry");
+        out[i][j].push_back(narrow_checked<Scalar>(*v, name));
+      }
+      d += width;
+    }
+  }
+  return out;
+}
+
+template <class Scalar>
+class ForwardBatchOf {
+ public:
+  ForwardBatchOf(Network<Scalar> net, std::vector<SimResult<Scalar>> results,
+                 std::vector<Tape<Scalar>> tapes, std::vector<std::size_t> input_sizes, int threads)
+      : net_(std::move(net)),
+        results_(std::move(results)),
+        tapes_(std::move(tapes)),
+        input_sizes_(std::move(input_sizes)),
+        threads_(threads) {}
+  ForwardBatchOf(const ForwardBatchOf&) = delete;
+  ForwardBatchOf(ForwardBatchOf&&) = default;
+  ForwardBatchOf& operator=(const ForwardBatchOf&) = delete;
+  ForwardBatchOf& operator=(ForwardBatchOf&&) = default;
+
+  Index readout_width() const { return net_.layer(net_.size() - 1).units(); }
+  py::array_t<double> traces() const {
+    return stack_readouts(
+        results_, readout_width(),
+        [](const ReadoutRecord<Scalar>& r) -> const std::vector<Scalar>& { return r.trace; });
+  }
+  py::object logits() const {
+    if (!net_.readout()) return py::none();
+    return stack_readouts(
+        results_, net_.readout()->classes(),
+        [](const ReadoutRecord<Scalar>& r) -> const std::vector<Scalar>& { return r.logits; });
+  }
+  py::list results() const {
+    py::list out;
+    for (const auto& r : results_) out.append(result_to_dict(r));
+    return out;
+  }
+
+  // Gradients summed over the batch, given dL/d(readout traces) or dL/d(logits), (B, R, ·). A
+  // sample with non-finite values in its backward pass is an error (NonFiniteSamples::kRefuse).
+  py::dict backward(const py::object& d_traces, const py::object& d_logits) {
+    if (d_traces.is_none() == d_logits.is_none())
+      throw std::invalid_argument("backward: give exactly one of d_traces and d_logits");
+    const std::size_t b = results_.size(), r = results_.empty() ? 0 : results_[0].readouts.size();
+    const bool via_logits = !d_logits.is_none();
+    if (via_logits && !net_.readout())
+      throw std::invalid_argument("backward: d_logits given but the network has no readout");
+    const auto upstream =
+        via_logits
+            ? unstack<Scalar>(d_logits, b, r, net_.readout()->classes(), "backward: d_logits")
+            : unstack<Scalar>(d_traces, b, r, readout_width(), "backward: d_traces");
+    std::vector<Gradient<Scalar>> grads(b);
+    std::vector<BackwardReport> reports(b);
+    {
+      py::gil_scoped_release release;
+      for_each_sample(net_, b, threads_, [&](std::size_t i, Network<Scalar>&) {
+        grads[i] = zero_gradient(net_, input_sizes_[i]);
+        const auto d_o =
+            via_logits ? readout_backward(net_, results_[i], upstream[i], grads[i]) : upstream[i];
+        reports[i] = reverse_sweep(net_, tapes_[i], results_[i], d_o, grads[i]);
+      });
+    }
+    Gradient<Scalar> sum = zero_gradient(net_, 0);
+    for (std::size_t i = 0; i < b; ++i)
+      if (gradient_usable(reports[i], i, NonFiniteSamples::kRefuse)) sum += grads[i];
+    return gradient_to_dict(sum, via_logits);
+  }
+
+  std::size_t size() const { return results_.size(); }
+
+ private:
+  Network<Scalar> net_;
+  std::vector<SimResult<Scalar>> results_;
+  std::vector<Tape<Scalar>> tapes_;
+  std::vector<std::size_t> input_sizes_;
+  int threads_ = 0;
+};
+
+// The forward pass of a float or a double network.
+class ForwardBatch {
+ public:
+  template <class Scalar>
+  explicit ForwardBatch(ForwardBatchOf<Scalar> b) : batch_(std::move(b)) {}
+  py::array_t<double> traces() const {
+    return std::visit([](const auto& b) { return b.traces(); }, batch_);
+  }
+  py::object logits() const {
+    return std::visit([](const auto& b) { return b.logits(); }, batch_);
+  }
+  py::list results() const {
+    return std::visit([](const auto& b) { return b.results(); }, batch_);
+  }
+  py::dict backward(const py::object& d_traces, const py::object& d_logits) {
+    return std::visit([&](auto& b) { return b.backward(d_traces, d_logits); }, batch_);
+  }
+  std::size_t size() const {
+    return std::visit([](const auto& b) { return b.size(); }, batch_);
+  }
+
+ private:
+  std::variant<ForwardBatchOf<double>, ForwardBatchOf<float>> batch_;
+};
+
+}  // namespace egret::python
