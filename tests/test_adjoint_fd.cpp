@@ -872,6 +872,50 @@ TEST(SparseConnectivity, GradientAgainstFiniteDifferences) {
   EXPECT_LT(st.skipped, st.checked / 10);
 }
 
+// The state regulariser on sparse layers: each unit's cost over its own pieces of trajectory
+// (box_sparse_adjoint.hpp) is the dense layer's to rounding, for every checkpoint spacing (a
+// checkpoint splits every unit's piece), and its gradient matches finite differences (steps from
+// 1e-6: see AdjointFiniteDifference.StateRegularizer).
+TEST(SparseConnectivity, StateRegularizerIsTheDenseLayers) {
+  Problem sparse = random_problem(73, {20, 8}, 6, 50.0);
+  make_sparse(sparse, 0.3, 7);
+  sparse.state.weight = 20.0;
+  sparse.state.detach_threshold = false;
+  Problem dense = sparse;
+  for (auto& p : dense.layers) p.sparse = false;
+  const auto rs = run(sparse, true), rd = run(dense, true);
+  ASSERT_EQ(rs.events, rd.events);
+  ASSERT_GT(rd.report.state_cost, 0.05 * rd.loss);
+  EXPECT_NEAR(rs.report.state_cost, rd.report.state_cost, 1e-12 * rd.report.state_cost);
+  for (std::int64_t k : {1, 3, 0, 100000}) {
+    Problem q = sparse;
+    q.checkpoint_every = k;
+    const auto rk = run(q, true);
+    const std::string K = "K = " + std::to_string(k) + " ";
+    EXPECT_NEAR(rk.report.state_cost, rd.report.state_cost, 1e-12 * rd.report.state_cost) << K;
+    for (std::size_t l = 0; l < q.layers.size(); ++l)
+      for (const char* name : {"b_u", "b_r", "b_z", "theta", "tau_m", "c_init"})
+        expect_close(rk.grad.layers[l].at(name, "test"), rd.grad.layers[l].at(name, "test"), 1e-11,
+                     K + "layer " + std::to_string(l) + " " + name);
+    expect_close(as_column(rk.grad.input_time), as_column(rd.grad.input_time), 1e-11,
+                 K + "input_time");
+  }
+  FdStats st;
+  for (std::uint64_t seed : {83, 84}) {
+    Problem pr = random_problem(
+        seed, seed == 83 ? std::vector<Index>{16} : std::vector<Index>{12, 6}, 5, 50.0);
+    make_sparse(pr, 0.25, seed);
+    pr.state.weight = 20.0;
+    pr.state.detach_threshold = false;
+    check_problem(pr, seed, 5, st, 20, 1e-6, 1e-6);
+  }
+  std::printf(
+      "  sparse, state regularizer: %d checked, %d skipped, worst relative error %.2e (%s)\n",
+      st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 80);
+  EXPECT_LT(st.skipped, st.checked / 10);
+}
+
 // With the exp gate kernel a sparse layer's units are integrated densely (the weights' zeros
 // are no connections and get no gradient): finite differences on the connections, and exactly 0
 // on the absent ones.

@@ -26,11 +26,9 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
 
   // The state regulariser (adjoint/state_regularizer.hpp) in closed form per interval.
   bool has_state_cost() const override { return true; }
-  Scalar state_cost_value() const override { return state_cost_total_; }
 
   void begin(const Tape<Scalar>& tape, Index layer) override {
     Base::begin(tape, layer);
-    state_cost_total_ = 0;
     if (state_cost_.active()) add_final_interval_cost();
   }
 
@@ -104,29 +102,17 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     if (last >= 0) pending_time_ = -d_dt;
   }
 
-  // The state cost over one interval (c from c0 to c_end with the gates u, z): its value, and
-  // its partial derivatives added to the adjoints of c at the interval's start (lam_c0), of the
-  // gates, tau_m, and theta unless detached. Returns its derivative by the interval's length.
+  // The state cost over one interval of every unit (c from c0 to c_end with the gates u, z): the
+  // partials by c0 added to lam_c0; returns the derivative by the interval's length.
   Scalar add_state_cost(const Array& c0, const Array& c_end, const Array& u, const Array& z,
                         Scalar dt, Array& lam_c0) {
-    const Params& p = *p_;
-    const Scalar w = state_cost_.weight;
-    Scalar value = 0, d_tau = 0, d_dt = 0;
-    for (Index i = 0; i < p.units(); ++i) {
-      const Scalar level = p.theta[i] - state_cost_.margin;
-      if (c0[i] <= level && c_end[i] <= level) continue;  // below the level throughout
-      const auto g = Cell::excess_integral(c0[i], c_end[i], u[i], z[i], dt, p.tau_m, level);
-      value += g.value;
-      lam_c0[i] += w * g.c0;
-      lam_u_[i] += w * g.u * Cell::sigmoid_derivative(u[i]);
-      lam_z_[i] += w * g.z * Cell::candidate_derivative(z[i]);
-      if (!state_cost_.detach_threshold) (*g_.theta)(i, 0) += w * g.level;
-      d_tau += g.tau_m;
-      d_dt += g.dt;
+    Scalar d_dt = 0;
+    for (Index i = 0; i < p_->units(); ++i) {
+      const auto d = Base::add_state_cost(i, c0[i], c_end[i], u[i], z[i], dt);
+      lam_c0[i] += d.c0;
+      d_dt += d.dt;
     }
-    state_cost_total_ += w * value;
-    (*g_.tau_m)(0, 0) += w * d_tau;
-    return w * d_dt;
+    return d_dt;
   }
 
   // Back across an interval of length dt with its gates and c at its end: lam(start) from
@@ -144,7 +130,6 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
 
   Array lam_u_gate_, lam_z_gate_, lam_c0_;  // scratch of one interval
   Array lam_c_cost_;                        // the state cost's part of lam_c0
-  Scalar state_cost_total_ = 0;
 };
 
 }  // namespace egret

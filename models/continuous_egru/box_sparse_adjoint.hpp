@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "models/continuous_egru/box_sparse_replay.hpp"
@@ -42,6 +43,9 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     replay_.use_connections(std::move(connections));
   }
 
+  // The state regulariser (adjoint/state_regularizer.hpp) in closed form per piece.
+  bool has_state_cost() const override { return true; }
+
   void begin(const Tape<Scalar>& tape, Index layer) override {
     Base::begin(tape, layer);
     anchor_time_adjoint_.assign(static_cast<std::size_t>(replay_.steps()), Scalar(0));
@@ -49,6 +53,7 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     recurrent_grad_.assign(replay_.recurrent_connections().connections.size(), WeightGradient{});
     touched_sum_ = 0;
     d_tau_m_ = 0;
+    if (this->state_cost_.active()) add_final_pieces_cost();
   }
 
   void finish() override {
@@ -82,8 +87,11 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     const Index i = this->visit_step(st);
     const auto pieces = replay_.pieces_ending_at(i);
     Scalar g = d_time + anchor_time_adjoint_[static_cast<std::size_t>(i)];
+    const bool cost = this->state_cost_.active();
+    if (cost) cost_c0_.clear();
     for (const Piece& pc : pieces) {  // the ends and starts of the pieces move with the steps
-      const Scalar q = lam_c_[pc.unit] * pc.u * (pc.z - pc.c_end) / p_->tau_m;
+      Scalar q = lam_c_[pc.unit] * pc.u * (pc.z - pc.c_end) / p_->tau_m;
+      if (cost && pc.dt != 0) q += piece_cost(pc);  // the state cost moves with them too
       g += q;
       if (q != 0) add_to_anchor(pc.anchor, -q);
     }
@@ -99,6 +107,7 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     move_back(pieces);
     if (crossing) lam_c_[pieces.begin()->unit] += lam_c0_extra;
     touched_sum_ += lam_c0_extra;
+    if (cost) add_cost_at_anchors();
     last_time_adjoint_ = g;
     return routed;
   }
@@ -157,6 +166,30 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     d_aux = sign * item.value * d_z;
   }
 
+  // The state cost over one piece: its value and gate terms (the base's add_state_cost), its
+  // partial by c at the anchor kept for after move_back; returns its partial by the piece's
+  // length.
+  Scalar piece_cost(const Piece& pc) {
+    const auto d = Base::add_state_cost(pc.unit, pc.c_start, pc.c_end, pc.u, pc.z, pc.dt);
+    if (d.c0 != 0) cost_c0_.push_back({pc.unit, d.c0});
+    return d.dt;
+  }
+  // The kept partials by c at the anchors, once lam_c has been moved back there.
+  void add_cost_at_anchors() {
+    for (const auto& [m, d] : cost_c0_) {
+      lam_c_[m] += d;
+      touched_sum_ += d;
+    }
+  }
+  // The pieces after the layer's last step, to the run's end: the first terms of the adjoints
+  // (nothing later depends on c) and of their anchors' time adjoints.
+  void add_final_pieces_cost() {
+    cost_c0_.clear();
+    for (const Piece& pc : replay_.pieces_ending_at_end(this->state_cost_.end_time))
+      if (pc.dt > 0) add_to_anchor(pc.anchor, -piece_cost(pc));
+    add_cost_at_anchors();
+  }
+
   // The gradients kept per connection, in the connections' order (a column's are contiguous,
   // where the N x M matrices would be written at scattered rows), into the named matrices.
   struct WeightGradient {
@@ -208,7 +241,8 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
   std::vector<Scalar> anchor_time_adjoint_;
   std::vector<WeightGradient> input_grad_, recurrent_grad_;  // per connection
   Scalar d_tau_m_ = 0;                                       // the flows' part of dL/dtau_m
-  Scalar touched_sum_ = 0;  // of the adjoints the current step changed
+  Scalar touched_sum_ = 0;                         // of the adjoints the current step changed
+  std::vector<std::pair<Index, Scalar>> cost_c0_;  // a step's state-cost terms at the anchors
 };
 
 }  // namespace egret

@@ -18,6 +18,7 @@
 // Memory: the pieces of one run, about (touches per step) x K.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -90,6 +91,31 @@ class SparseEgruReplay {
     if (i < first_ || i > last_) recompute_run_ending_at(i);
     const auto k = static_cast<std::size_t>(i - first_);
     return {pieces_.data() + run_begin_[k], pieces_.data() + run_begin_[k + 1]};
+  }
+
+  // Every unit's piece from the last step that touched it (or t = 0) to `end`, the run's end: the
+  // trajectory after the layer's last step, which the state regulariser integrates. Valid until
+  // the next call.
+  Pieces pieces_ending_at_end(Scalar end) {
+    const Index last = steps() - 1;
+    if (last < 0)
+      load_state(-1);
+    else if (last < first_ || last > last_)
+      recompute_run_ending_at(last);
+    final_.resize(unit_.size());
+    for (std::size_t m = 0; m < unit_.size(); ++m) {
+      const UnitState& r = unit_[m];
+      Piece& pc = final_[m];
+      pc.unit = static_cast<Index>(m);
+      pc.anchor = r.anchor;
+      pc.c_start = r.c;
+      pc.u = r.u;
+      pc.z = r.z;
+      pc.dt = end - r.t_anchor;
+      pc.decay = std::exp(-r.u * pc.dt / p_->tau_m);
+      pc.c_end = r.c + (r.z - r.c) * (Scalar(1) - pc.decay);
+    }
+    return {final_.data(), final_.data() + final_.size()};
   }
 
  private:
@@ -243,6 +269,7 @@ class SparseEgruReplay {
   std::vector<Index> batch_anchor_;
   Index first_ = 0, last_ = -1;         // the run: steps first_ .. last_
   std::vector<Piece> pieces_;           // the run's pieces, step by step
+  std::vector<Piece> final_;            // every unit's piece after the last step
   std::vector<std::size_t> run_begin_;  // step first_ + k's pieces start at run_begin_[k]
 };
 

@@ -34,6 +34,7 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     grad_ = collect_parameters<Scalar>(*p_).zeros_like();
     g_ = Views(grad_, p_->gate_kernel == GateKernel::kExp);
     pending_time_ = 0;
+    state_cost_total_ = 0;
     replay_.begin(tape, layer, *p_);
     position_ = replay_.steps() - 1;
   }
@@ -90,6 +91,7 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   }
 
   const NamedParameters<Scalar>& gradient() const override { return grad_; }
+  Scalar state_cost_value() const override { return state_cost_total_; }
 
   // One fused pass: a sum is finite exactly when no term is NaN or infinite (or the terms are so
   // large that it overflows, which is as unusable); allFinite() on four arrays is four passes,
@@ -191,6 +193,29 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     return g * d.c0;
   }
 
+  // The state regulariser over one interval of unit i's flow (box kernel; c from c0 to c_end over
+  // dt with the gates u, z): its value, and its partial derivatives into the adjoints of the gates,
+  // tau_m, and theta unless detached (BoxEgruCell::excess_integral; docs/adjoint.md §4b). Returns
+  // the weighted partials by c0 and by dt, which the caller places: at the interval's start, and
+  // into the time adjoints of its two ends.
+  struct StateCostPartials {
+    Scalar c0 = 0, dt = 0;
+  };
+  StateCostPartials add_state_cost(Index i, Scalar c0, Scalar c_end, Scalar u, Scalar z,
+                                   Scalar dt) {
+    const StateCost<Scalar>& cost = this->state_cost_;
+    const Scalar level = p_->theta[i] - cost.margin;
+    if (c0 <= level && c_end <= level) return {};  // below the level throughout
+    const auto g = Cell::excess_integral(c0, c_end, u, z, dt, p_->tau_m, level);
+    const Scalar w = cost.weight;
+    state_cost_total_ += w * g.value;
+    lam_u_[i] += w * g.u * Cell::sigmoid_derivative(u);
+    lam_z_[i] += w * g.z * Cell::candidate_derivative(z);
+    (*g_.tau_m)(0, 0) += w * g.tau_m;
+    if (!cost.detach_threshold) (*g_.theta)(i, 0) += w * g.level;
+    return {w * g.c0, w * g.dt};
+  }
+
   // One crossing counted for the report: several units at one time, or a grazing rate.
   void count_crossing(Scalar rate, std::int64_t n_crossing) {
     if (n_crossing > 1) ++simultaneous_;
@@ -205,6 +230,7 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   Array lam_c_, lam_u_, lam_r_, lam_z_;  // adjoints of c, a_u, a_r, a_z (right after the step)
   Scalar pending_time_ = 0;              // adjoint of the time of the layer's previous step
   Scalar last_time_adjoint_ = 0;         // of the last interval, for the finiteness check
+  Scalar state_cost_total_ = 0;          // the state regulariser's value so far
   std::size_t simultaneous_ = 0, grazing_ = 0;
 };
 
