@@ -18,6 +18,7 @@ struct Args {
 
 long parse_positive_int(const std::string& s, const char* what);
 double parse_time(const std::string& s, const char* what);
+double parse_nonnegative(const std::string& s, const char* what);
 
 // Output locations are checked before any work starts: the directory exists (or is created)
 // and a file can be created in it. `what` names the option, e.g. "--out".

@@ -25,11 +25,14 @@ const char* kUsage = R"(egret — event-driven simulator for activity-sparse rec
 
 usage:
   egret [gesture] [--dataset DIR] [--out DIR] [--epochs N] [--threads T] [--precision P]
+                  [--layer LAYER.json] [--state-regularizer W] [--activity-regularizer W,HZ]
       The main job: DVS gesture classification. Generates the synthetic DVS128 Gesture-style set
       (if absent) or reads the real one (--dataset: userNN_*.aedat, labels, trials_to_*.txt),
       trains a continuous-time EGRU with exact gradients, and reports held-out accuracy,
       activity, operations against a dense GRU at stated steps and events/s; writes checkpoint.h5, trace.h5 and
-      training_log.csv to out/dvs_gesture.
+      training_log.csv to out/dvs_gesture. --layer: the hidden layer's settings (default
+      examples/networks/dvs_gesture_layer.json; "units" is the job's). --state-regularizer W: the EGRU paper's term keeping
+      c below the threshold (docs/model.md); --activity-regularizer W,HZ: a target event rate.
   egret demo [--samples S] [--threads T] [--end-time MS] [--precision P]
       A two-layer continuous-time EGRU (32 input channels, 64 and 32 units) on a synthetic
       sweeping event stream, S samples (default 8) in parallel: events per layer, activity,
@@ -98,6 +101,15 @@ long parse_positive_int(const std::string& s, const char* what) {
   return v;
 }
 
+double parse_nonnegative(const std::string& s, const char* what) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !(v >= 0) || !std::isfinite(v))
+    throw std::invalid_argument(std::string(what) + " must be a finite number >= 0, got '" + s +
+                                "'");
+  return v;
+}
+
 double parse_time(const std::string& s, const char* what) {
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
@@ -144,11 +156,11 @@ int main(int argc, char** argv) {
       std::cout << "egret " << EGRET_VERSION << "\n";
       return 0;
     }
-    const egret::cli::Args args =
-        parse_args(argc, argv,
-                   {"--samples", "--threads", "--end-time", "--config", "--input", "--trace",
-                    "--out", "--epochs", "--resume", "--dataset", "--frames", "--max-events",
-                    "--profile", "--json", "--precision"});
+    const egret::cli::Args args = parse_args(
+        argc, argv,
+        {"--samples", "--threads", "--end-time", "--config", "--input", "--trace", "--out",
+         "--epochs", "--resume", "--dataset", "--frames", "--max-events", "--profile", "--json",
+         "--precision", "--layer", "--state-regularizer", "--activity-regularizer"});
     if (!args.positional.empty() && args.command != "inspect" && args.command != "estimate")
       throw std::invalid_argument("unexpected argument '" + args.positional.front() +
                                   "' (see egret --help)");

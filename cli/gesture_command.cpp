@@ -35,6 +35,10 @@ struct GestureJob {
   std::int64_t window_us = 1500000;  // each sample: the first 1.5 s of a gesture
   std::uint64_t seed = 3;
   Precision precision = Precision::kFloat;
+  std::string layer_text = builtin::kDvsGestureLayer;  // --layer FILE
+  std::string layer_origin = "examples/networks/dvs_gesture_layer.json";
+  StateRegularizer state;        // --state-regularizer WEIGHT
+  ActivityRegularizer activity;  // --activity-regularizer WEIGHT,TARGET_HZ
 };
 
 // Operations per held-out sample with NeuroBench's definitions (sim/layer_metrics.hpp), against
@@ -92,7 +96,7 @@ std::vector<Sample<double>> prepare(const std::vector<GestureSample>& in, const 
 // egret.Network.load_checkpoint rebuilds it) and the job in its "task" section.
 std::string checkpoint_configuration(const GestureJob& job, const std::string& dir,
                                      std::int64_t inputs) {
-  nlohmann::json layer = nlohmann::json::parse(builtin::kDvsGestureLayer);
+  nlohmann::json layer = nlohmann::json::parse(job.layer_text);
   layer["units"] = job.units;
   nlohmann::json cfg;
   cfg["input_channels"] = inputs;
@@ -129,13 +133,14 @@ TrainedGesture train_and_trace(const GestureJob& job, const NetworkConfig& ncfg,
   tc.optimizer.clip_norm = 1.0;
   tc.threads = job.threads;
   tc.seed = job.seed;
+  tc.state = job.state;
+  tc.activity = job.activity;
   Trainer<Scalar> trainer(net, tc);
   std::printf(
-      "%s layer of %d units (settings: examples/networks/dvs_gesture_layer.json), softmax "
-      "readout over 11 classes, %zu trainable parameters, in %s; Adam lr %g, batch %d, %d "
-      "epochs\n",
-      layer.type.c_str(), job.units, trainer.parameters().size(), precision_name(job.precision),
-      tc.optimizer.learning_rate, tc.batch_size, job.epochs);
+      "%s layer of %d units (settings: %s), softmax readout over 11 classes, %zu trainable "
+      "parameters, in %s; Adam lr %g, batch %d, %d epochs\n",
+      layer.type.c_str(), job.units, job.layer_origin.c_str(), trainer.parameters().size(),
+      precision_name(job.precision), tc.optimizer.learning_rate, tc.batch_size, job.epochs);
   TrainLoopOptions loop;
   loop.epochs = job.epochs;
   loop.out_dir = job.out_dir;
@@ -163,6 +168,18 @@ TrainedGesture train_and_trace(const GestureJob& job, const NetworkConfig& ncfg,
   return out;
 }
 
+// "WEIGHT,TARGET_HZ", both finite and >= 0.
+ActivityRegularizer parse_activity_regularizer(const std::string& text) {
+  const auto comma = text.find(',');
+  if (comma == std::string::npos)
+    throw std::invalid_argument("--activity-regularizer: expected WEIGHT,TARGET_HZ, got '" + text +
+                                "'");
+  ActivityRegularizer a;
+  a.weight = parse_nonnegative(text.substr(0, comma), "--activity-regularizer weight");
+  a.target_hz = parse_nonnegative(text.substr(comma + 1), "--activity-regularizer target");
+  return a;
+}
+
 }  // namespace
 
 int run_gesture(const Options& options) {
@@ -175,6 +192,22 @@ int run_gesture(const Options& options) {
     job.threads = static_cast<int>(parse_positive_int(options.at("--threads"), "--threads"));
   if (options.count("--precision"))
     job.precision = parse_precision(options.at("--precision"), "--precision");
+  if (options.count("--layer")) {
+    job.layer_origin = options.at("--layer");
+    job.layer_text = read_text_file(job.layer_origin, "layer configuration");
+    bool object = false;
+    try {
+      object = nlohmann::json::parse(job.layer_text).is_object();
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument(job.layer_origin + ": not JSON: " + e.what());
+    }
+    if (!object)
+      throw std::invalid_argument(job.layer_origin + ": expected a layer configuration object");
+  }
+  if (options.count("--state-regularizer"))
+    job.state.weight = parse_nonnegative(options.at("--state-regularizer"), "--state-regularizer");
+  if (options.count("--activity-regularizer"))
+    job.activity = parse_activity_regularizer(options.at("--activity-regularizer"));
   check_output_directory(job.out_dir, "--out");
   if (job.dataset.empty()) check_output_directory("out/dvs_gesture_synthetic", "synthetic dataset");
   const auto t_start = Clock::now();

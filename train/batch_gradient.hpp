@@ -19,6 +19,7 @@ struct BatchRequest {
   LossKind loss = LossKind::kSoftmaxCrossEntropy;
   bool with_gradient = true;
   ActivityRegularizer activity;     // added to the loss if its weight is > 0
+  StateRegularizer state;           // likewise; computed by the backward pass
   bool input_time_gradient = true;  // per-event input-time gradients (training needs none)
   RunSettings run;
   int threads = 0;  // <= 0: all cores
@@ -53,7 +54,8 @@ std::vector<SampleOutcome<Scalar>> batch_outcomes(const Network<Scalar>& net, st
   for_each_sample(net, n, request.threads, [&](std::size_t i, Network<Scalar>& local) {
     try {
       out[i] = sample_loss_and_gradient(local, sample_at(i), request.loss, request.with_gradient,
-                                        request.activity, request.input_time_gradient, request.run);
+                                        request.activity, request.input_time_gradient, request.run,
+                                        request.state);
     } catch (...) {
       errors[i] = std::current_exception();
     }

@@ -5,6 +5,7 @@
 #include "adjoint/activity_regularizer.hpp"
 #include "adjoint/losses.hpp"
 #include "adjoint/reverse_sweep.hpp"
+#include "adjoint/state_regularizer.hpp"
 #include "train/sample.hpp"
 
 namespace egret {
@@ -14,7 +15,8 @@ struct SampleOutcome {
   SimResult<Scalar> forward;      // without the event trace
   LossResult<Scalar> loss;        // at the readouts
   ActivityTerm<Scalar> activity;  // the regulariser's value (zero if off or no gradient)
-  Gradient<Scalar> grad;          // of loss + activity, if requested
+  Gradient<Scalar> grad;          // of loss + regularisers, if requested
+  // The state regulariser's value is report.state_cost (computed by the backward pass).
   BackwardReport report;
 };
 
@@ -27,7 +29,8 @@ SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sampl
                                                LossKind loss, bool with_gradient,
                                                const ActivityRegularizer& activity = {},
                                                bool input_time_gradient = true,
-                                               const RunSettings& run = {}) {
+                                               const RunSettings& run = {},
+                                               const StateRegularizer& state = {}) {
   thread_local Tape<Scalar> tape;
   SimOptions<Scalar> opt = s.options(run);
   opt.record_trace = false;
@@ -39,7 +42,8 @@ SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sampl
   o.activity = activity_term(net, tape, s.end_time, activity);
   o.grad = zero_gradient(net, s.input.size());
   const auto d_o = readout_backward(net, o.forward, o.loss.dlogits, o.grad);
-  o.report = reverse_sweep(net, tape, o.forward, d_o, o.grad, &o.activity, input_time_gradient);
+  o.report =
+      reverse_sweep(net, tape, o.forward, d_o, o.grad, &o.activity, input_time_gradient, state);
   return o;
 }
 

@@ -29,6 +29,7 @@ struct TrainConfig {
   int threads = 0;  // <= 0: all cores
   bool train_time_constants = false;
   ActivityRegularizer activity;  // added to the loss if weight > 0
+  StateRegularizer state;        // likewise (adjoint/state_regularizer.hpp)
   RunSettings run;               // the network configuration's "simulation" settings
   // Magnitude pruning after epoch prune_after_epoch (0: never) to the prune_keep share of each
   // sender's connections, in every layer whose family has sparse connectivity.
@@ -85,6 +86,17 @@ class Trainer {
         rng_(cfg.seed) {
     if (cfg.batch_size <= 0) throw std::invalid_argument("training: batch_size must be > 0");
     if (cfg.epochs < 0) throw std::invalid_argument("training: epochs must be >= 0");
+    if (cfg.state.active()) {
+      bool has = false;
+      for (Index l = 0; l < initial.size() && !has; ++l) {
+        const auto adjoint = initial.layer(l).make_adjoint();
+        has = adjoint && adjoint->has_state_cost();
+      }
+      if (!has)
+        throw std::invalid_argument(
+            "training.state_regularizer: no layer of this network has the state term "
+            "(continuous_egru layers with the box gate kernel have)");
+    }
     if (cfg.prune_after_epoch > 0) {
       bool prunable = false;
       for (Index l = 0; l < initial.size() && !prunable; ++l)
@@ -173,6 +185,7 @@ class Trainer {
     request.loss = cfg_.loss;
     request.with_gradient = with_gradient;
     request.activity = cfg_.activity;
+    request.state = cfg_.state;
     request.input_time_gradient = false;
     request.run = cfg_.run;
     request.threads = cfg_.threads;
@@ -183,7 +196,7 @@ class Trainer {
   static BatchStats sample_stats(const SampleOutcome<Scalar>& r, const Sample<Scalar>& s,
                                  bool with_gradient) {
     BatchStats o;
-    o.loss = static_cast<double>(r.loss.loss + r.activity.value);
+    o.loss = static_cast<double>(r.loss.loss + r.activity.value) + r.report.state_cost;
     o.correct = r.loss.correct;
     o.total = r.loss.total;
     o.steps = r.forward.events_processed;

@@ -67,7 +67,7 @@ void parse_task_section(const json& root, TrainRunConfig& cfg, const std::string
          "the delay_copy task needs one readout logit per bit (" + std::to_string(dc.bits) + ")");
 }
 
-// The optional sub-sections of "training": the activity regulariser and pruning.
+// The optional sub-sections of "training": the regularisers and pruning.
 void parse_training_options(const json& training, TrainConfig& tc, const std::string& origin) {
   if (training.contains("activity_regularizer")) {
     const json& a = training["activity_regularizer"];
@@ -76,6 +76,20 @@ void parse_training_options(const json& training, TrainConfig& tc, const std::st
     tc.activity.target_hz = number(a, "target_hz", 0, origin, "training.activity_regularizer");
     if (tc.activity.weight < 0 || tc.activity.target_hz < 0)
       fail(origin, "training.activity_regularizer", "weight and target_hz must be >= 0");
+  }
+  if (training.contains("state_regularizer")) {
+    const std::string where = "training.state_regularizer";
+    const json& a = training["state_regularizer"];
+    check_keys(a, {"weight", "margin", "detach_threshold"}, origin, where);
+    tc.state.weight = number(a, "weight", 0, origin, where);
+    tc.state.margin = number(a, "margin", tc.state.margin, origin, where);
+    if (tc.state.weight < 0) fail(origin, where + ".weight", "must be >= 0");
+    if (tc.state.margin < 0) fail(origin, where + ".margin", "must be >= 0");
+    if (a.contains("detach_threshold")) {
+      if (!a["detach_threshold"].is_boolean())
+        fail(origin, where + ".detach_threshold", "expected true/false");
+      tc.state.detach_threshold = a["detach_threshold"].get<bool>();
+    }
   }
   if (training.contains("prune")) {
     const json& pr = training["prune"];
@@ -91,11 +105,12 @@ void parse_training_options(const json& training, TrainConfig& tc, const std::st
 // "training": optimizer, epochs, batches, loss, threads, what is trained and when to stop.
 void parse_training_section(const json& root, TrainRunConfig& cfg, const std::string& origin) {
   const json training = root.contains("training") ? root["training"] : json::object();
-  check_keys(training,
-             {"optimizer", "learning_rate", "beta1", "beta2", "epsilon", "clip_norm", "epochs",
-              "batch_size", "loss", "seed", "threads", "train_time_constants",
-              "stop_at_test_accuracy", "stop_patience", "activity_regularizer", "prune"},
-             origin, "training");
+  check_keys(
+      training,
+      {"optimizer", "learning_rate", "beta1", "beta2", "epsilon", "clip_norm", "epochs",
+       "batch_size", "loss", "seed", "threads", "train_time_constants", "stop_at_test_accuracy",
+       "stop_patience", "activity_regularizer", "state_regularizer", "prune"},
+      origin, "training");
   TrainConfig& tc = cfg.training;
   tc.run = cfg.network.run_settings();
   if (training.contains("optimizer")) {

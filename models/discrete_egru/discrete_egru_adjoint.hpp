@@ -49,8 +49,14 @@ class DiscreteEgruAdjoint final : public LayerAdjoint<Scalar> {
     return s;
   }
 
+  // The state regulariser (adjoint/state_regularizer.hpp) on the ticks: c_k is held for a tick,
+  // so the integral is dt sum_k max(0, c_k - (theta - margin)).
+  bool has_state_cost() const override { return true; }
+  Scalar state_cost_value() const override { return state_cost_total_; }
+
   void begin(const Tape<Scalar>&, Index) override {
     const Index n = p_->units();
+    state_cost_total_ = 0;
     for (Array* v : {&lam_c_, &dy_, &la_u_, &la_r_, &la_z_}) v->setZero(n);
     adjoint_zero_ = true;
     grad_ = collect_parameters<Scalar>(*p_).zeros_like();
@@ -95,6 +101,7 @@ class DiscreteEgruAdjoint final : public LayerAdjoint<Scalar> {
     check_record(tape, st);
     const Eigen::Map<const Array> c(rec, n);
     const TapeStep<Scalar>* prev = previous_tick(tape, st);
+    if (this->state_cost_.active()) add_state_cost(c);
     // y_k = c_k H(v): dL/dc_k = carry + dL/dy_k (H + c H'), dL/dtheta -= dL/dy_k c H'.
     pairs_ += static_cast<std::uint64_t>(n);
     for (Index m = 0; m < n; ++m) {
@@ -156,6 +163,23 @@ class DiscreteEgruAdjoint final : public LayerAdjoint<Scalar> {
     Matrix<Scalar>*theta = nullptr, *tau_o = nullptr;
   };
   static constexpr const char* kWhere = "discrete_egru adjoint";
+
+  // Tick k's share of the state cost, w dt max(0, c_k - level): its value, and w dt into dL/dc_k
+  // (and -w dt into theta's gradient unless theta is detached) where c_k is above the level.
+  template <class C>
+  void add_state_cost(const C& c) {
+    const StateCost<Scalar>& cost = this->state_cost_;
+    const Scalar w_dt = cost.weight * p_->dt;
+    Scalar value = 0;
+    for (Index m = 0; m < p_->units(); ++m) {
+      const Scalar excess = c[m] - (p_->theta[m] - cost.margin);
+      if (!(excess > 0)) continue;
+      value += excess;
+      lam_c_[m] += w_dt;
+      if (!cost.detach_threshold) (*g_.theta)(m, 0) -= w_dt;
+    }
+    state_cost_total_ += w_dt * value;
+  }
 
   // The tick's record (c_k, bin count, pairs) lies inside the layer's step states.
   void check_record(const Tape<Scalar>& tape, const TapeStep<Scalar>& st) const {
@@ -283,6 +307,7 @@ class DiscreteEgruAdjoint final : public LayerAdjoint<Scalar> {
   std::vector<Scalar> values_, scale_;
   std::uint64_t pairs_ = 0, zero_pairs_ = 0, macs_ = 0;
   bool finite_ = true;
+  Scalar state_cost_total_ = 0;
 };
 
 }  // namespace egret

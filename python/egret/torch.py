@@ -39,29 +39,36 @@ class _EventNetworkFunction(torch.autograd.Function):
     readouts of the last layer's output trace. Backward: egret's exact adjoint sweep."""
 
     @staticmethod
-    def forward(ctx, core, samples, threads, names, *tensors):  # type: ignore[override]
+    def forward(ctx, core, samples, threads, regularizers, names, *tensors):  # type: ignore[override]
         params = {}
         for name, t in zip(names, tensors):
             a = t.detach().to(torch.float64).cpu().numpy()
             params[name] = float(a) if a.ndim == 0 else a
         batch = core.forward(samples, parameters=params, threads=threads)
+        regularization = batch.regularization(**regularizers) if regularizers else 0.0
         ctx.batch = batch
+        ctx.regularized = bool(regularizers)
         ctx.names = names
         ctx.like = [(t.shape, t.dtype, t.device) for t in tensors]
-        # egret computes in float64 on the CPU; the output follows the parameters' dtype/device
-        return torch.from_numpy(batch.traces).to(dtype=tensors[0].dtype, device=tensors[0].device)
+        # egret computes in float64 on the CPU; the outputs follow the parameters' dtype/device
+        like = {"dtype": tensors[0].dtype, "device": tensors[0].device}
+        return torch.from_numpy(batch.traces).to(**like), torch.tensor(regularization, **like)
 
     @staticmethod
-    def backward(ctx, grad_traces):  # type: ignore[override]
+    def backward(ctx, grad_traces, grad_regularization):  # type: ignore[override]
         batch = ctx.batch
         ctx.batch = None  # the tapes are used once
         if batch is None:
             raise RuntimeError("egret: backward through the same forward pass twice is not supported")
-        grads = batch.backward(d_traces=grad_traces.detach().to(torch.float64).contiguous().numpy())
+        # Without regularisers the second output is a constant 0: its adjoint moves nothing.
+        regularized = ctx.regularized and grad_regularization is not None
+        d_reg = float(grad_regularization) if regularized else 0.0
+        grads = batch.backward(d_traces=grad_traces.detach().to(torch.float64).contiguous().numpy(),
+                               d_regularization=d_reg)
         out = [torch.as_tensor(np.asarray(grads[n]), dtype=torch.float64).reshape(shape)
                .to(dtype=dtype, device=device)
                for n, (shape, dtype, device) in zip(ctx.names, ctx.like)]
-        return (None, None, None, None, *out)
+        return (None, None, None, None, None, *out)
 
 
 class _LayerParameters(nn.Module):
@@ -118,13 +125,29 @@ class EventNetwork(nn.Module):
         threads: TBB threads for a batch (0: all cores).
         precision: "float" or "double", the scalar egret computes in (default: the
             configuration's "precision", float if absent). Tensors are float64 in both.
+        state_regularizer: ``{"weight": w, "margin": 0.05, "detach_threshold": True}``, the EGRU
+            paper's term keeping c below the threshold (docs/model.md, The state regulariser).
+        activity_regularizer: ``{"weight": w, "target_hz": rate}``, a target event rate.
+
+    With a regulariser, every forward pass also sets :attr:`regularization`: the regularisers'
+    mean over the batch as a differentiable 0-d tensor with egret's exact gradient, to add to
+    the loss (``loss = criterion(model(samples), y) + model.regularization``).
     """
 
     def __init__(self, config: Union[str, dict], *, train_time_constants: bool = False,
-                 threads: int = 0, precision: Optional[str] = None):
+                 threads: int = 0, precision: Optional[str] = None,
+                 state_regularizer: Optional[dict] = None,
+                 activity_regularizer: Optional[dict] = None):
         super().__init__()
         self.core = _egret.Network(config, precision=precision)
         self.threads = threads
+        self.regularizers = {}
+        if state_regularizer is not None:
+            self.regularizers["state_regularizer"] = dict(state_regularizer)
+        if activity_regularizer is not None:
+            self.regularizers["activity_regularizer"] = dict(activity_regularizer)
+        #: The regularisers of the latest forward pass (0 without any), differentiable.
+        self.regularization: torch.Tensor = torch.zeros((), dtype=torch.float64)
         values = self.core.parameters()
         specs = self.core.parameter_specs()
 
@@ -156,8 +179,9 @@ class EventNetwork(nn.Module):
             samples = [samples]
         params = self.layer_parameters()
         names = tuple(params)
-        return _EventNetworkFunction.apply(self.core, list(samples), self.threads, names,
-                                           *params.values())
+        traces, self.regularization = _EventNetworkFunction.apply(
+            self.core, list(samples), self.threads, self.regularizers, names, *params.values())
+        return traces
 
     def forward(self, samples: Union[_egret.Sample, Sequence[_egret.Sample]]) -> torch.Tensor:
         """Logits (B, R, classes) with a readout, else the output-trace readouts (B, R, units)."""
@@ -189,14 +213,17 @@ class SingleLayer(EventNetwork):
 
     def __init__(self, layer_type: str, input_channels: int, units: int, *, seed: int = 1,
                  train_time_constants: bool = False, threads: int = 0,
-                 precision: Optional[str] = None, **settings):
+                 precision: Optional[str] = None, state_regularizer: Optional[dict] = None,
+                 activity_regularizer: Optional[dict] = None, **settings):
         config = {
             "seed": seed,
             "input_channels": input_channels,
             "layers": [{"type": layer_type, "units": units, **settings}],
         }
         super().__init__(json.dumps(config), train_time_constants=train_time_constants,
-                         threads=threads, precision=precision)
+                         threads=threads, precision=precision,
+                         state_regularizer=state_regularizer,
+                         activity_regularizer=activity_regularizer)
 
 
 class ContinuousEGRU(SingleLayer):

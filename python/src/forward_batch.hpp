@@ -11,6 +11,7 @@
 
 #include "adjoint/reverse_sweep.hpp"
 #include "python/src/numpy_conversions.hpp"
+#include "python/src/regularizers.hpp"
 #include "python/src/result_dicts.hpp"
 #include "python/src/sample_batch.hpp"
 #include "train/batch_gradient.hpp"
@@ -94,9 +95,47 @@ class ForwardBatchOf {
     return out;
   }
 
-  // Gradients summed over the batch, given dL/d(readout traces) or dL/d(logits), (B, R, ·). A
-  // sample with non-finite values in its backward pass is an error (NonFiniteSamples::kRefuse).
-  py::dict backward(const py::object& d_traces, const py::object& d_logits) {
+  // The regularisers' mean over the batch (adjoint/state_regularizer.hpp,
+  // adjoint/activity_regularizer.hpp), and their gradient kept for backward(). The state term is
+  // computed by a backward sweep with no upstream adjoint: the sweep is linear in its sources, so
+  // backward() adds d_regularization times this gradient to the loss's.
+  double regularization(const py::object& state_regularizer,
+                        const py::object& activity_regularizer) {
+    const StateRegularizer state = state_regularizer_from(state_regularizer);
+    const ActivityRegularizer activity = activity_regularizer_from(activity_regularizer);
+    const std::size_t b = results_.size();
+    std::vector<Gradient<Scalar>> grads(b);
+    std::vector<BackwardReport> reports(b);
+    std::vector<double> values(b, 0.0);
+    {
+      py::gil_scoped_release release;
+      for_each_sample(net_, b, threads_, [&](std::size_t i, Network<Scalar>&) {
+        grads[i] = zero_gradient(net_, input_sizes_[i]);  // the sweep writes input adjoints
+        const auto act = activity_term(net_, tapes_[i], results_[i].end_time, activity);
+        const std::vector<std::vector<Scalar>> no_upstream(
+            results_[i].readouts.size(), std::vector<Scalar>(readout_width(), Scalar(0)));
+        reports[i] =
+            reverse_sweep(net_, tapes_[i], results_[i], no_upstream, grads[i], &act, false, state);
+        values[i] = static_cast<double>(act.value) + reports[i].state_cost;
+      });
+    }
+    regularization_grad_ = zero_gradient(net_, 0);
+    double mean = 0;
+    for (std::size_t i = 0; i < b; ++i) {
+      if (gradient_usable(reports[i], i, NonFiniteSamples::kRefuse))
+        regularization_grad_ += grads[i];
+      mean += values[i];
+    }
+    regularization_grad_ *= Scalar(1) / static_cast<Scalar>(b);
+    has_regularization_ = true;
+    return mean / static_cast<double>(b);
+  }
+
+  // Gradients summed over the batch, given dL/d(readout traces) or dL/d(logits), (B, R, ·), plus
+  // d_regularization times the regularisers' gradient (regularization()). A sample with
+  // non-finite values in its backward pass is an error (NonFiniteSamples::kRefuse).
+  py::dict backward(const py::object& d_traces, const py::object& d_logits,
+                    double d_regularization) {
     if (d_traces.is_none() == d_logits.is_none())
       throw std::invalid_argument("backward: give exactly one of d_traces and d_logits");
     const std::size_t b = results_.size(), r = results_.empty() ? 0 : results_[0].readouts.size();
@@ -121,6 +160,14 @@ class ForwardBatchOf {
     Gradient<Scalar> sum = zero_gradient(net_, 0);
     for (std::size_t i = 0; i < b; ++i)
       if (gradient_usable(reports[i], i, NonFiniteSamples::kRefuse)) sum += grads[i];
+    if (d_regularization != 0) {
+      if (!has_regularization_)
+        throw std::invalid_argument(
+            "backward: d_regularization given but regularization() was not computed");
+      Gradient<Scalar> scaled = regularization_grad_;
+      scaled *= static_cast<Scalar>(d_regularization);
+      sum += scaled;
+    }
     return gradient_to_dict(sum, via_logits);
   }
 
@@ -132,6 +179,8 @@ class ForwardBatchOf {
   std::vector<Tape<Scalar>> tapes_;
   std::vector<std::size_t> input_sizes_;
   int threads_ = 0;
+  Gradient<Scalar> regularization_grad_;  // the mean regularisers' (regularization())
+  bool has_regularization_ = false;
 };
 
 // The forward pass of a float or a double network.
@@ -148,8 +197,13 @@ class ForwardBatch {
   py::list results() const {
     return std::visit([](const auto& b) { return b.results(); }, batch_);
   }
-  py::dict backward(const py::object& d_traces, const py::object& d_logits) {
-    return std::visit([&](auto& b) { return b.backward(d_traces, d_logits); }, batch_);
+  double regularization(const py::object& state, const py::object& activity) {
+    return std::visit([&](auto& b) { return b.regularization(state, activity); }, batch_);
+  }
+  py::dict backward(const py::object& d_traces, const py::object& d_logits,
+                    double d_regularization) {
+    return std::visit([&](auto& b) { return b.backward(d_traces, d_logits, d_regularization); },
+                      batch_);
   }
   std::size_t size() const {
     return std::visit([](const auto& b) { return b.size(); }, batch_);

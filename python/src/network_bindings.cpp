@@ -91,8 +91,12 @@ class PyNetwork {
   ForwardBatch forward(const py::object& samples, const py::object& parameters, int threads) {
     return visit([&](auto& n) { return ForwardBatch(n.forward(samples, parameters, threads)); });
   }
-  py::tuple loss_and_gradient(const py::object& samples, const std::string& loss, int threads) {
-    return visit([&](auto& n) { return n.loss_and_gradient(samples, loss, threads); });
+  py::tuple loss_and_gradient(const py::object& samples, const std::string& loss, int threads,
+                              const py::object& state_regularizer,
+                              const py::object& activity_regularizer) {
+    return visit([&](auto& n) {
+      return n.loss_and_gradient(samples, loss, threads, state_regularizer, activity_regularizer);
+    });
   }
   py::dict parameter_specs() const {
     return visit([](auto& n) { return n.parameter_specs(); });
@@ -152,10 +156,15 @@ void bind_forward_batch(py::module_& m) {
            [](const ForwardBatch& b) {
              return "<egret.ForwardBatch: " + std::to_string(b.size()) + " samples>";
            })
+      .def("regularization", &ForwardBatch::regularization, py::kw_only(),
+           py::arg("state_regularizer") = py::none(), py::arg("activity_regularizer") = py::none(),
+           "The regularisers' mean over the batch (the arguments of Network.loss_and_gradient); "
+           "their gradient is kept for backward(d_regularization=...).")
       .def("backward", &ForwardBatch::backward, py::kw_only(), py::arg("d_traces") = py::none(),
-           py::arg("d_logits") = py::none(),
-           "Exact gradient summed over the batch, given dL/dtraces or dL/dlogits (B, R, .); "
-           "returns {name: array}. Readout gradients only with d_logits.");
+           py::arg("d_logits") = py::none(), py::arg("d_regularization") = 0.0,
+           "Exact gradient summed over the batch, given dL/dtraces or dL/dlogits (B, R, .), plus "
+           "d_regularization times the gradient of regularization(); returns {name: array}. "
+           "Readout gradients only with d_logits.");
 }
 
 }  // namespace
@@ -206,9 +215,14 @@ void bind_network(py::module_& m) {
            "returns a ForwardBatch whose backward() gives the exact gradient.")
       .def("loss_and_gradient", &PyNetwork::loss_and_gradient, py::arg("samples"), py::kw_only(),
            py::arg("loss") = "softmax_cross_entropy", py::arg("threads") = 0,
+           py::arg("state_regularizer") = py::none(), py::arg("activity_regularizer") = py::none(),
            "Mean loss over the samples (softmax_cross_entropy, binary_cross_entropy, "
-           "mean_squared_error), its exact gradient {name: array} and statistics {correct, "
-           "total, surrogate_pairs, zero_surrogate_pairs, backward_sparsity, backward_macs}.")
+           "mean_squared_error) plus the regularisers, its exact gradient {name: array} and "
+           "statistics {loss, state_regularizer, activity_regularizer (the means of each term), "
+           "correct, total, surrogate_pairs, zero_surrogate_pairs, backward_sparsity, "
+           "backward_macs}. state_regularizer: {'weight', 'margin' (0.05), 'detach_threshold' "
+           "(True)}, the EGRU paper's term keeping c below the threshold; activity_regularizer: "
+           "{'weight', 'target_hz'} (docs/model.md).")
       .def("parameters", &PyNetwork::parameters, "The parameters by name, as numpy arrays.")
       .def("parameter_specs", &PyNetwork::parameter_specs,
            "How training reaches each layer parameter: {name: (constraint, training)}, "

@@ -17,6 +17,7 @@
 #include "io/hdf5/trace_file.hpp"
 #include "python/src/forward_batch.hpp"
 #include "python/src/network_parameters.hpp"
+#include "python/src/regularizers.hpp"
 #include "python/src/result_dicts.hpp"
 #include "python/src/sample_batch.hpp"
 #include "train/batch_gradient.hpp"
@@ -125,10 +126,15 @@ class NetworkOf {
 
   // Mean loss over the samples and the exact gradient of the mean, with accuracy counts. A sample
   // with non-finite values in its backward pass is an error (NonFiniteSamples::kRefuse).
-  py::tuple loss_and_gradient(const py::object& samples, const std::string& loss, int threads) {
+  py::tuple loss_and_gradient(const py::object& samples, const std::string& loss, int threads,
+                              const py::object& state_regularizer,
+                              const py::object& activity_regularizer) {
     const auto batch = checked(samples);
     BatchRequest request;
     request.loss = parse_loss_kind(loss);
+    request.state = state_regularizer_from(state_regularizer);
+    request.activity = activity_regularizer_from(activity_regularizer);
+    check_state_regularizer(request.state);
     request.run = cfg_.run_settings();
     request.threads = checked_threads(threads);
     // Per-event input gradients are returned for a single sample only; without them the backward
@@ -155,7 +161,10 @@ class NetworkOf {
       grad["input.time"] = f64_numpy(out[0].grad.input_time);
       grad["input.value"] = f64_numpy(out[0].grad.input_value);
     }
-    return py::make_tuple(mean_loss(out), grad, batch_statistics(out));
+    py::dict stats = batch_statistics(out);
+    return py::make_tuple(stats["loss"].cast<double>() + stats["state_regularizer"].cast<double>() +
+                              stats["activity_regularizer"].cast<double>(),
+                          grad, stats);
   }
 
   py::dict parameter_specs() const { return python::parameter_specs(net_); }
@@ -234,22 +243,36 @@ class NetworkOf {
       throw std::invalid_argument("loss_and_gradient: the network has no readout");
   }
 
-  static double mean_loss(const std::vector<SampleOutcome<Scalar>>& out) {
-    double mean = 0;
-    for (const auto& o : out) mean += o.loss.loss;
-    return mean / static_cast<double>(out.size());
+  // A state regulariser needs a layer that has the term (the error names the families).
+  void check_state_regularizer(const StateRegularizer& state) const {
+    if (!state.active()) return;
+    for (Index l = 0; l < net_.size(); ++l) {
+      const auto adjoint = net_.layer(l).make_adjoint();
+      if (adjoint && adjoint->has_state_cost()) return;
+    }
+    throw std::invalid_argument(
+        "state_regularizer: no layer of this network has the state term (continuous_egru with "
+        "the box gate kernel and discrete_egru have)");
   }
 
-  // Accuracy counts and the backward pass's work (surrogate-gradient families), summed.
+  // The means of the loss and of each regulariser, accuracy counts and the backward pass's work
+  // (surrogate-gradient families), summed.
   static py::dict batch_statistics(const std::vector<SampleOutcome<Scalar>>& out) {
     int correct = 0, total = 0;
+    double loss = 0, activity = 0;
     BackwardReport report;
     for (const auto& o : out) {
       correct += o.loss.correct;
       total += o.loss.total;
+      loss += static_cast<double>(o.loss.loss);
+      activity += static_cast<double>(o.activity.value);
       report += o.report;
     }
+    const auto b = static_cast<double>(out.size());
     py::dict stats;
+    stats["loss"] = loss / b;
+    stats["state_regularizer"] = report.state_cost / b;
+    stats["activity_regularizer"] = activity / b;
     stats["correct"] = correct;
     stats["total"] = total;
     stats["surrogate_pairs"] = report.surrogate_pairs;

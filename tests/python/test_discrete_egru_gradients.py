@@ -174,3 +174,66 @@ def test_backward_work_falls_with_activity():
     assert quiet["backward_sparsity"] > busy["backward_sparsity"]
     print(f"activity {busy_activity:.3f} -> {busy['backward_macs']} backward MACs, "
           f"activity {quiet_activity:.3f} -> {quiet['backward_macs']}")
+
+
+def discrete_layer_states(P, x, gamma, eps):
+    """As discrete_layer, also returning every tick's c (K, N)."""
+    H = heaviside(gamma, eps)
+    n = P["theta"].shape[0]
+    c = torch.zeros(n, dtype=torch.float64)
+    y = torch.zeros(n, dtype=torch.float64)
+    ys, cs = [], []
+    for xk in x:
+        u = torch.sigmoid(P["U_u"] @ xk + P["V_u"] @ y + P["b_u"])
+        r = torch.sigmoid(P["U_r"] @ xk + P["V_r"] @ y + P["b_r"])
+        z = torch.tanh(P["U_z"] @ xk + P["V_z"] @ (r * y) + P["b_z"])
+        c = u * z + (1 - u) * c - y
+        y = c * H(c - P["theta"])
+        ys.append(y)
+        cs.append(c)
+    return torch.stack(ys), torch.stack(cs)
+
+
+def test_state_regularizer_on_two_discrete_layers_equals_autograd():
+    """The state regulariser (docs/model.md, The state regulariser) on the ticks:
+    weight / (N T) * dt * sum over layers, ticks and units of max(0, c_k - (theta - margin)),
+    with theta attached and detached, added to the loss; every gradient against autograd."""
+    dt, end, channels, margin, weight = 0.5, 20.0, 5, 0.05, 4.0
+    layer = {"type": "discrete_egru", "dt": dt}
+    cfg = {"precision": "double", "seed": 7, "input_channels": channels, "readout_classes": 3,
+           "layers": [dict(layer, units=6, tau_o=6, threshold=0.2,
+                           init={"weight_scale": 2.5, "bias_z": 0.5, "bias_spread": 0.3}),
+                      dict(layer, units=4, tau_o=5, threshold=0.15,
+                           init={"weight_scale": 2.5, "bias_z": 0.4})]}
+    net = egret.Network(cfg)
+    rng = np.random.default_rng(7)
+    t, ch, v = random_events(rng, 80, end, channels)
+    windows = [(5.0, 12.0), (12.0, 20.0)]
+    labels = [1, 2]
+    sample = egret.Sample(t, ch, v, channels=channels, end_time=end, readout_windows=windows,
+                          labels=labels)
+    ticks = int(round(end / dt))
+    for detach in (False, True):
+        reg = {"weight": weight, "margin": margin, "detach_threshold": detach}
+        value, grads, stats = net.loss_and_gradient(sample, state_regularizer=reg)
+        P0, P1 = layer_params(net, 0), layer_params(net, 1)
+        W = readout_params(net)
+        x_values = torch.tensor(v, requires_grad=True)
+        x = bin_inputs(t, ch, x_values, dt, ticks, channels)
+        y0, c0 = discrete_layer_states(P0, x, GAMMA, EPS)
+        y1, c1 = discrete_layer_states(P1, y0, GAMMA, EPS)
+        task = loss_of(logits_of(readouts(y1, dt, P1["tau_o"], [], windows), W),
+                       "softmax_cross_entropy", labels)
+        level = lambda P: (P["theta"].detach() if detach else P["theta"]) - margin
+        excess = (torch.relu(c0 - level(P0)).sum() + torch.relu(c1 - level(P1)).sum()) * dt
+        state = weight / ((6 + 4) * end) * excess
+        (task + state).backward()
+        assert abs(stats["state_regularizer"] - float(state)) <= 1e-12 * float(state)
+        assert float(state) > 0.1 * float(task)  # the term matters here
+        assert abs(value - float(task + state)) <= 1e-12 * float(task + state)
+        tensors = named_tensors(W, P0, P1)
+        tensors["input.value"] = x_values
+        worst = compare(grads, tensors)
+        assert len(worst) >= 20
+        print(f"state regularizer on two discrete layers, detach {detach}: worst relative error "
+              f"{max(worst.values()):.1e} ({max(worst, key=worst.get)})")

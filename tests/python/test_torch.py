@@ -255,3 +255,55 @@ def test_float32_model_runs_and_matches_float64():
     assert g32.dtype == torch.float32
     # float32 parameters (rounded) and a float32 readout: close to the float64 gradient
     np.testing.assert_allclose(g32.double().numpy(), g64.numpy(), rtol=1e-3, atol=1e-6)
+
+
+REGULARIZERS = {"state_regularizer": {"weight": 2.0, "margin": 0.05, "detach_threshold": False},
+                "activity_regularizer": {"weight": 0.3, "target_hz": 20.0}}
+
+
+def test_regularizers_through_torch_equal_loss_and_gradient():
+    """model.regularization (the mean of both terms over the batch) and its gradient, added to
+    the loss through torch, equal Network.loss_and_gradient with the same regularisers (whose
+    terms are checked against finite differences in C++ and autograd in Python)."""
+    batch = samples()
+    model = et.EventNetwork(config(), **REGULARIZERS)
+    task = ce(model(batch), batch)
+    assert model.regularization.requires_grad and model.regularization.item() > 0.05
+    (task + model.regularization).backward()
+    ref_loss, ref, stats = egret.Network(config()).loss_and_gradient(batch, **REGULARIZERS)
+    assert model.regularization.item() == pytest.approx(
+        stats["state_regularizer"] + stats["activity_regularizer"], rel=1e-13)
+    assert (task + model.regularization).item() == pytest.approx(ref_loss, rel=1e-13)
+    for l, layer in enumerate(model.layers):
+        for name in ("U_u", "U_z", "V_u", "V_z", "b_u", "b_r", "b_z"):
+            np.testing.assert_allclose(getattr(layer, name).grad.numpy(), ref[f"layer{l}.{name}"],
+                                       rtol=1e-11, atol=1e-15, err_msg=f"layer{l}.{name}")
+        rho = layer.theta_rho.detach().numpy()
+        np.testing.assert_allclose(layer.theta_rho.grad.numpy(),
+                                   ref[f"layer{l}.theta"] / (1 + np.exp(-rho)), rtol=1e-11)
+
+
+def test_activity_regularizer_lowers_activity_in_training():
+    """Eight Adam steps on the same batch with the loss plus the activity regulariser (target
+    5 events per unit per second) and, as the control, the loss alone: the hidden layers' events
+    fall with the term and rise without it."""
+    batch = samples()
+
+    def events_after(regularizers):
+        torch.manual_seed(0)
+        model = et.EventNetwork(config(), **regularizers)
+        opt = torch.optim.Adam(model.parameters(), lr=0.05)
+        for _ in range(8):
+            opt.zero_grad()
+            (ce(model(batch), batch) + model.regularization).backward()
+            opt.step()
+        return sum(int(sum(r["events_per_layer"])) for r in model.to_network().simulate_batch(batch))
+
+    before = sum(int(sum(r["events_per_layer"]))
+                 for r in egret.Network(config()).simulate_batch(batch))
+    with_term = events_after({"activity_regularizer": {"weight": 1.0, "target_hz": 5.0}})
+    without = events_after({})
+    print(f"hidden events on 5 samples: {before} before; after 8 steps {with_term} with the "
+          f"activity term, {without} without")
+    assert with_term < 0.5 * before
+    assert without > before
