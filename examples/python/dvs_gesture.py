@@ -57,6 +57,10 @@ def main(argv=None):
     ap.add_argument("--precision", choices=["float", "double"], default="float",
                     help="the scalar egret computes in (tensors are float64 in both)")
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--activity-regularizer", metavar="W,HZ",
+                    help="add the activity regulariser: weight and target events/unit/s")
+    ap.add_argument("--state-regularizer", type=float, metavar="W",
+                    help="add the state regulariser (the EGRU paper's L_act) with this weight")
     ap.add_argument("--out", default="out/python_dvs_gesture")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
@@ -80,12 +84,18 @@ def main(argv=None):
         "seed": args.seed, "input_channels": channels,
         "layers": [{"type": "continuous_egru", "units": args.units, "tau_m": 20, "tau_o": 50,
                     "window_input": 20, "window_recurrent": 20, "threshold": 0.3,
-                    "init": {"weight_scale": 1.0, "bias_z": 0.3, "bias_spread": 0.2}}],
+                    "init": {"weight_scale": 1.0, "bias_z": -0.2, "bias_spread": 0.2}}],
         "readout_classes": 11,
     }
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    model = et.EventNetwork(config, threads=args.threads, precision=args.precision)
+    regularizers = {}
+    if args.activity_regularizer:
+        weight, hz = (float(x) for x in args.activity_regularizer.split(","))
+        regularizers["activity_regularizer"] = {"weight": weight, "target_hz": hz}
+    if args.state_regularizer:
+        regularizers["state_regularizer"] = {"weight": args.state_regularizer}
+    model = et.EventNetwork(config, threads=args.threads, precision=args.precision, **regularizers)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     labels = {id(s): s.labels[0] for s in train + test}
 
@@ -107,7 +117,7 @@ def main(argv=None):
             batch = [train[i] for i in order[start:start + args.batch_size]]
             y = torch.tensor([labels[id(s)] for s in batch])
             logits = model(batch)[:, 0, :]
-            loss = torch.nn.functional.cross_entropy(logits, y)
+            loss = torch.nn.functional.cross_entropy(logits, y) + model.regularization
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -48,3 +48,9 @@ def test_dvs_gesture_example_trains_and_plots(tmp_path):
     assert len(log) == 3
     losses = [float(line.split(",")[1]) for line in log[1:]]
     assert losses[1] < losses[0]  # training reduces the loss
+    # With a regulariser the training loss includes it (one epoch: the option's path runs).
+    out = run_example("dvs_gesture.py", "--dataset", str(data), "--epochs", "1", "--units", "16",
+                      "--precision", "double", "--activity-regularizer", "0.1,20",
+                      "--out", str(tmp_path / "dvs_reg"), cwd=tmp_path)
+    log = (tmp_path / "dvs_reg" / "training_log.csv").read_text().splitlines()
+    assert len(log) == 2 and float(log[1].split(",")[1]) > 0
