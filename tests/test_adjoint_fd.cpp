@@ -421,14 +421,15 @@ TEST(AdjointFiniteDifference, StateRegularizer) {
   EXPECT_GT(st.checked, 100);
 }
 
-// Its value against an independent quadrature of the forward pass's own states: c sampled (state
-// snapshots) at the midpoints of 400 sub-intervals of every interval between the layer's steps,
-// where c is smooth; the midpoint rule's error is O(h^2).
-TEST(AdjointFiniteDifference, StateRegularizerValueIsTheIntegralOfTheExcess) {
-  Problem pr = random_problem(53, {7}, 3, 30.0);
-  pr.state.weight = 1.0;
-  pr.state.margin = 0.08;
-  const ::Run r = run(pr, true);
+// The first layer's c at the midpoints of `per` equal sub-intervals of every interval between
+// the network's steps (state snapshots of a second, untaped run), with the sub-intervals' widths:
+// c is smooth on each, so the midpoint rule integrates functions of it to O(h^2), independently
+// of the adjoint's closed forms.
+struct MidpointSamples {
+  std::vector<double> width;
+  std::vector<std::vector<double>> c;  // per midpoint, per unit
+};
+MidpointSamples midpoint_samples(const Problem& pr, int per) {
   auto net = build(pr);
   egret::InputStream<double> input(pr.input, pr.channels);
   egret::Tape<double> tape;
@@ -440,27 +441,38 @@ TEST(AdjointFiniteDifference, StateRegularizerValueIsTheIntegralOfTheExcess) {
   for (const auto& step : tape.steps)
     if (step.time > bounds.back()) bounds.push_back(step.time);
   if (bounds.back() < pr.end) bounds.push_back(pr.end);
-  std::vector<double> mids, widths;
+  MidpointSamples out;
+  egret::SimOptions<double> sampled;
+  sampled.end_time = pr.end;
   for (std::size_t k = 1; k < bounds.size(); ++k) {
-    const double h = (bounds[k] - bounds[k - 1]) / 400;
-    for (int j = 0; j < 400; ++j) {
-      mids.push_back(bounds[k - 1] + (j + 0.5) * h);
-      widths.push_back(h);
+    const double h = (bounds[k] - bounds[k - 1]) / per;
+    for (int j = 0; j < per; ++j) {
+      sampled.snapshot_times.push_back(bounds[k - 1] + (j + 0.5) * h);
+      out.width.push_back(h);
     }
   }
   egret::Network<double> fresh = build(pr);
-  egret::SimOptions<double> sampled;
-  sampled.end_time = pr.end;
-  sampled.snapshot_times = mids;
   const auto fwd = egret::simulate(fresh, input, sampled);
-  ASSERT_EQ(fwd.snapshots.size(), mids.size());
+  for (const auto& snap : fwd.snapshots) out.c.push_back(snap.layers[0].at("c"));
+  return out;
+}
+
+// Its value against an independent quadrature of the forward pass's own states: c sampled (state
+// snapshots) at the midpoints of 400 sub-intervals of every interval between the layer's steps,
+// where c is smooth; the midpoint rule's error is O(h^2).
+TEST(AdjointFiniteDifference, StateRegularizerValueIsTheIntegralOfTheExcess) {
+  Problem pr = random_problem(53, {7}, 3, 30.0);
+  pr.state.weight = 1.0;
+  pr.state.margin = 0.08;
+  const ::Run r = run(pr, true);
+  const MidpointSamples m = midpoint_samples(pr, 400);
+  ASSERT_EQ(m.c.size(), m.width.size());
   const P& p = pr.layers[0];
   double integral = 0;
-  for (std::size_t k = 0; k < mids.size(); ++k) {
-    const auto& c = fwd.snapshots[k].layers[0].at("c");
+  for (std::size_t k = 0; k < m.width.size(); ++k)
     for (Index i = 0; i < p.units(); ++i)
-      integral += widths[k] * std::max(0.0, c[static_cast<std::size_t>(i)] - (p.theta[i] - 0.08));
-  }
+      integral +=
+          m.width[k] * std::max(0.0, m.c[k][static_cast<std::size_t>(i)] - (p.theta[i] - 0.08));
   const double expected = integral / (static_cast<double>(p.units()) * pr.end);
   EXPECT_GT(expected, 1e-3);
   EXPECT_NEAR(r.report.state_cost, expected, 1e-5 * expected);
@@ -484,39 +496,14 @@ TEST(AdjointFiniteDifference, DetachedThresholdDropsOnlyTheLevelsTerm) {
     EXPECT_EQ(ga[k].value, gd[k].value) << ga[k].spec.name;
   }
   // Time above the level per unit, by the midpoint rule on a fine grid between steps.
-  auto net = build(pr);
-  egret::InputStream<double> input(pr.input, pr.channels);
-  egret::Tape<double> tape;
-  egret::SimOptions<double> opt;
-  opt.end_time = pr.end;
-  opt.tape = &tape;
-  (void)egret::simulate(net, input, opt);
-  std::vector<double> bounds = {0};
-  for (const auto& step : tape.steps)
-    if (step.time > bounds.back()) bounds.push_back(step.time);
-  if (bounds.back() < pr.end) bounds.push_back(pr.end);
-  std::vector<double> mids;
-  const int per = 500;
-  std::vector<double> widths;
-  for (std::size_t k = 1; k < bounds.size(); ++k)
-    for (int j = 0; j < per; ++j) {
-      const double h = (bounds[k] - bounds[k - 1]) / per;
-      mids.push_back(bounds[k - 1] + (j + 0.5) * h);
-      widths.push_back(h);
-    }
-  egret::Network<double> fresh = build(pr);
-  egret::SimOptions<double> sampled;
-  sampled.end_time = pr.end;
-  sampled.snapshot_times = mids;
-  const auto fwd = egret::simulate(fresh, input, sampled);
+  const MidpointSamples m = midpoint_samples(pr, 500);
   const P& p = pr.layers[0];
   const double w = 1.0 / (static_cast<double>(p.units()) * pr.end);
   int units_above = 0;
   for (Index i = 0; i < p.units(); ++i) {
     double above = 0;
-    for (std::size_t k = 0; k < mids.size(); ++k)
-      if (fwd.snapshots[k].layers[0].at("c")[static_cast<std::size_t>(i)] > p.theta[i] - 0.05)
-        above += widths[k];
+    for (std::size_t k = 0; k < m.width.size(); ++k)
+      if (m.c[k][static_cast<std::size_t>(i)] > p.theta[i] - 0.05) above += m.width[k];
     const double difference = gd.at("theta", "test")(i, 0) - ga.at("theta", "test")(i, 0);
     // The time above the level is the sum of sub-interval widths, exact to one width per level
     // crossing (the kink), so the bound is a few widths per crossing.
