@@ -143,6 +143,7 @@ void train_in_precision(const Options& options, const TrainRunConfig& cfg,
   loop.stop_at_test_accuracy = cfg.stop_at_test_accuracy;
   loop.stop_patience = cfg.stop_patience;
   loop.checkpoint_every = cfg.checkpoint_every;
+  loop.rate_growth_limit = cfg.rate_growth_limit;
   loop.out_dir = cfg.out_dir;
   loop.config_text = config_text;
   if (options.count("--resume")) {

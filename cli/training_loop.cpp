@@ -76,13 +76,34 @@ void print_epoch(int epoch, const BatchStats& s, const BatchStats& test, double 
   char backward[48] = "";
   if (s.surrogate_pairs > 0)
     std::snprintf(backward, sizeof backward, "  bwd sparsity %.3f", s.backward_sparsity());
+  char activity[40] = "";
+  if (s.clocked_unit_steps > 0)
+    std::snprintf(activity, sizeof activity, "  act sparsity %.3f", s.activity_sparsity());
   std::printf(
       "epoch %4d  loss %.4f  %s %5.1f%%  | held-out loss %.4f  %s %5.1f%%  | "
-      "%6.1f ev/unit/s  %8.0f events/s%s  |g| %.3g%s  %.1f s\n",
+      "%6.1f ev/unit/s%s  %8.0f events/s%s  |g| %.3g%s  %.1f s\n",
       epoch, s.loss, accuracy_name, 100 * s.accuracy(), test.loss, accuracy_name,
-      100 * test.accuracy(), s.rate_per_unit(), events_per_s, backward, s.grad_norm,
+      100 * test.accuracy(), s.rate_per_unit(), activity, events_per_s, backward, s.grad_norm,
       s.skipped_samples ? "  (skipped non-finite samples)" : "", total_seconds);
   std::fflush(stdout);
+}
+
+// The runaway guard: each layer's event rate against its first epoch's (kept in `first`).
+void check_rate_growth(const BatchStats& s, double limit, std::vector<double>& first) {
+  if (!(limit > 0)) return;
+  for (std::size_t l = 0; l < s.layer_events.size(); ++l) {
+    const double rate = s.layer_rate(l);
+    if (first.size() <= l) {  // the first epoch trained here is the reference
+      first.push_back(rate);
+      continue;
+    }
+    if (first[l] > 0 && rate > limit * first[l])
+      std::printf(
+          "  warning: layer %zu's event rate grew to %.1f events/unit/s, %.1fx its first epoch's "
+          "%.1f (limit %gx): the activity may be running away; the activity regulariser or a "
+          "layer that starts silent (docs/model.md) holds it\n",
+          l, rate, rate / first[l], first[l], limit);
+  }
 }
 
 }  // namespace
@@ -115,6 +136,7 @@ TrainLoopResult run_training_loop(Trainer<Scalar>& trainer,
   // checkpoint's weights are pruned already).
   if (prune_epoch > 0 && o.first_epoch - 1 >= prune_epoch) prune("again on resuming");
   int epoch = o.first_epoch, at_target = 0;
+  std::vector<double> first_rates;  // per layer, of the first epoch trained here
   double train_seconds = 0, train_steps = 0;
   for (; epoch <= o.epochs; ++epoch) {
     const auto t0 = Clock::now();
@@ -126,6 +148,7 @@ TrainLoopResult run_training_loop(Trainer<Scalar>& trainer,
     train_seconds += secs;
     train_steps += static_cast<double>(s.steps);
     print_epoch(epoch, s, r.test, events_per_s, total, o.accuracy_name);
+    check_rate_growth(s, o.rate_growth_limit, first_rates);
     log << epoch << ',' << s.loss << ',' << s.accuracy() << ',' << r.test.loss << ','
         << r.test.accuracy() << ',' << s.rate_per_unit() << ',' << events_per_s << ','
         << s.grad_norm << ',' << s.skipped_samples << ',' << s.grazing << ',' << total << '\n';

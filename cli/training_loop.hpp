@@ -25,6 +25,9 @@ struct TrainLoopOptions {
   // appears once. Otherwise the log starts with first_epoch.
   bool continue_log = false;
   const char* accuracy_name = "acc";
+  // The runaway guard: a layer whose event rate grows past this factor of its first epoch's is
+  // reported after every such epoch (0: off).
+  double rate_growth_limit = 3;
 };
 
 struct TrainLoopResult {

@@ -44,7 +44,7 @@ class EventLoop {
       const Source source = next_event();
       if (source == Source::kNone) break;
       if (result_.events_processed >= options_.max_events)
-        event_budget_exceeded(options_.max_events, next_.time, options_.end_time);
+        event_budget_exceeded(options_.max_events, next_.time, options_.end_time, busiest_layer());
       ++result_.events_processed;
       now_ = next_.time;
       if (source == Source::kInput) dispatch_input();
@@ -195,6 +195,23 @@ class EventLoop {
     }
     ++result_.layers[l].internal_steps;
     deliver(l, next_.time, first_emission);
+  }
+
+  // The layer with the most events so far and its rate, for the event-budget error.
+  std::string busiest_layer() const {
+    Index busiest = 0;
+    for (Index l = 1; l < layers_; ++l)
+      if (result_.layers[static_cast<std::size_t>(l)].events >
+          result_.layers[static_cast<std::size_t>(busiest)].events)
+        busiest = l;
+    const auto events = result_.layers[static_cast<std::size_t>(busiest)].events;
+    const double seconds = std::max(static_cast<double>(next_.time), 1e-9) * 1e-3;
+    std::ostringstream os;
+    os << "the busiest layer, " << busiest << " (" << net_.layer(busiest).type_name() << ", "
+       << net_.layer(busiest).units() << " units), emitted " << events << " events, "
+       << static_cast<double>(events) / (net_.layer(busiest).units() * seconds)
+       << " events per unit per second";
+    return os.str();
   }
 
   // Deliver the emissions of layer l at time t: record them, add them to the output trace, and

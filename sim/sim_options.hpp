@@ -72,11 +72,12 @@ struct RunSettings {
 namespace detail {
 
 template <class Scalar>
-[[noreturn]] void event_budget_exceeded(std::uint64_t budget, Scalar t, Scalar end_time) {
+[[noreturn]] void event_budget_exceeded(std::uint64_t budget, Scalar t, Scalar end_time,
+                                        const std::string& busiest_layer) {
   std::ostringstream os;
   os << "simulate: event budget exceeded: " << budget << " events processed by t = " << t
-     << " ms of end_time = " << end_time
-     << " ms (the network's event rate may have no useful bound; if the run is legitimate, "
+     << " ms of end_time = " << end_time << " ms; " << busiest_layer
+     << " (the network's event rate may have no useful bound; if the run is legitimate, "
         "raise the budget: \"simulation\": {\"max_events\": N} in the configuration, "
         "--max-events N on the command line, or SimOptions::max_events)";
   throw EventBudgetExceeded(os.str());

@@ -202,6 +202,12 @@ TEST(BadInput, EventBudget) {
               std::string::npos)
         << msg;
     EXPECT_NE(msg.find("max_events"), std::string::npos) << msg;
+    // It names the busiest layer and its rate so far (the only layer here).
+    EXPECT_NE(msg.find("the busiest layer, 0 (continuous_egru, " + std::to_string(p.units()) +
+                       " units), emitted "),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find(" events per unit per second"), std::string::npos) << msg;
   }
   opt.max_events = 0;
   expect_error([&] { egret::simulate(net, in, opt); },

@@ -50,6 +50,11 @@ struct BatchStats {
   // Surrogate-gradient families' backward pass (sim/layer_adjoint.hpp BackwardReport): (unit,
   // step) pairs visited, those with a zero pseudo-derivative, and the sweep's weight products.
   std::uint64_t surrogate_pairs = 0, zero_surrogate_pairs = 0, backward_macs = 0;
+  // Per layer: emitted events and units x simulated seconds (the runaway guard's rates).
+  std::vector<std::uint64_t> layer_events;
+  std::vector<double> layer_unit_seconds;
+  // Clocked layers: active unit-steps and all unit-steps (activity sparsity).
+  std::uint64_t active_unit_steps = 0, clocked_unit_steps = 0;
   double accuracy() const { return total ? static_cast<double>(correct) / total : 0; }
   // NaN when no layer has a surrogate gradient (an exact adjoint is not sparse in this sense).
   double backward_sparsity() const {
@@ -57,6 +62,16 @@ struct BatchStats {
                            : std::nan("");
   }
   double rate_per_unit() const { return unit_seconds > 0 ? events / unit_seconds : 0; }
+  double layer_rate(std::size_t l) const {
+    return layer_unit_seconds[l] > 0 ? static_cast<double>(layer_events[l]) / layer_unit_seconds[l]
+                                     : 0;
+  }
+  // 1 - active / all unit-steps of the clocked layers; NaN without any.
+  double activity_sparsity() const {
+    return clocked_unit_steps ? 1.0 - static_cast<double>(active_unit_steps) /
+                                          static_cast<double>(clocked_unit_steps)
+                              : std::nan("");
+  }
   void add(const BatchStats& o) {
     loss += o.loss;
     correct += o.correct;
@@ -70,6 +85,16 @@ struct BatchStats {
     surrogate_pairs += o.surrogate_pairs;
     zero_surrogate_pairs += o.zero_surrogate_pairs;
     backward_macs += o.backward_macs;
+    if (layer_events.size() < o.layer_events.size()) {
+      layer_events.resize(o.layer_events.size(), 0);
+      layer_unit_seconds.resize(o.layer_events.size(), 0);
+    }
+    for (std::size_t l = 0; l < o.layer_events.size(); ++l) {
+      layer_events[l] += o.layer_events[l];
+      layer_unit_seconds[l] += o.layer_unit_seconds[l];
+    }
+    active_unit_steps += o.active_unit_steps;
+    clocked_unit_steps += o.clocked_unit_steps;
     grad_norm = (grad_norm * optimizer_steps + o.grad_norm * o.optimizer_steps) /
                 std::max(1, optimizer_steps + o.optimizer_steps);
     optimizer_steps += o.optimizer_steps;
@@ -201,8 +226,16 @@ class Trainer {
     o.total = r.loss.total;
     o.steps = r.forward.events_processed;
     for (const auto& l : r.forward.layers) {
+      const double unit_seconds =
+          static_cast<double>(l.units) * static_cast<double>(s.end_time) * 1e-3;
       o.events += l.events;
-      o.unit_seconds += static_cast<double>(l.units) * static_cast<double>(s.end_time) * 1e-3;
+      o.unit_seconds += unit_seconds;
+      o.layer_events.push_back(l.events);
+      o.layer_unit_seconds.push_back(unit_seconds);
+      if (l.clocked) {
+        o.active_unit_steps += l.active_unit_steps;
+        o.clocked_unit_steps += l.internal_steps * static_cast<std::uint64_t>(l.units);
+      }
     }
     if (with_gradient) {
       o.skipped_samples = r.report.ok() ? 0 : 1;

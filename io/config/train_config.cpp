@@ -109,7 +109,7 @@ void parse_training_section(const json& root, TrainRunConfig& cfg, const std::st
       training,
       {"optimizer", "learning_rate", "beta1", "beta2", "epsilon", "clip_norm", "epochs",
        "batch_size", "loss", "seed", "threads", "train_time_constants", "stop_at_test_accuracy",
-       "stop_patience", "activity_regularizer", "state_regularizer", "prune"},
+       "stop_patience", "activity_regularizer", "state_regularizer", "prune", "rate_growth_limit"},
       origin, "training");
   TrainConfig& tc = cfg.training;
   tc.run = cfg.network.run_settings();
@@ -143,6 +143,9 @@ void parse_training_section(const json& root, TrainRunConfig& cfg, const std::st
   }
   parse_training_options(training, tc, origin);
   cfg.stop_at_test_accuracy = number(training, "stop_at_test_accuracy", 0, origin, "training");
+  cfg.rate_growth_limit = number(training, "rate_growth_limit", 3, origin, "training");
+  if (cfg.rate_growth_limit < 0)
+    fail(origin, "training.rate_growth_limit", "must be >= 0 (0: off)");
   cfg.stop_patience =
       static_cast<int>(integer(training, "stop_patience", 1, 1, origin, "training"));
   try {

@@ -3,6 +3,7 @@ finite differences taken from Python, numpy parameter round trips, batches (TBB)
 single runs, checkpoints and traces from Python, and C++ errors as Python exceptions with the
 same messages."""
 import json
+import re
 
 import h5py
 import numpy as np
@@ -508,3 +509,28 @@ def test_checkpoint_of_format_2_keeps_the_self_recurrence_it_was_trained_with(ro
         assert f.attrs["egret_format_version"] == 3
     again = egret.Network.load_checkpoint(str(tmp_path / "v3.h5"))
     assert again.loss_and_gradient(held_out, loss="binary_cross_entropy")[0] == loss
+
+
+def test_runaway_guard_reports_event_rate_growth(tmp_path, egret_bin, root):
+    """`training.rate_growth_limit`: after every epoch but the first, a layer whose event rate
+    exceeds the limit times its first epoch's is reported, with both rates and their ratio (the
+    rates are those of the progress line: one layer). A limit of 0 is off."""
+    cfg = json.loads((root / "examples" / "delay_copy.json").read_text())
+    cfg["training"]["epochs"] = 3
+    cfg["output"]["dir"] = str(tmp_path / "out")
+    for limit, warnings in ((1e-6, 2), (0, 0), (1e6, 0)):
+        cfg["training"]["rate_growth_limit"] = limit
+        (tmp_path / "train.json").write_text(json.dumps(cfg))
+        r = run([egret_bin, "train", "--config", tmp_path / "train.json"])
+        assert r.returncode == 0, r.stderr
+        rates = [float(m) for m in re.findall(r"\|\s+([\d.]+) ev/unit/s", r.stdout)]
+        found = re.findall(r"warning: layer 0's event rate grew to ([\d.]+) events/unit/s, "
+                           r"([\d.]+)x its first epoch's ([\d.]+)", r.stdout)
+        assert len(rates) == 3 and len(found) == warnings, r.stdout
+        for k, (rate, ratio, first) in enumerate(found):
+            assert float(rate) == rates[k + 1] and float(first) == rates[0]
+            assert abs(float(ratio) - rates[k + 1] / rates[0]) <= 0.051
+    cfg["training"]["rate_growth_limit"] = -1
+    (tmp_path / "train.json").write_text(json.dumps(cfg))
+    r = run([egret_bin, "train", "--config", tmp_path / "train.json"])
+    assert r.returncode != 0 and "training.rate_growth_limit" in r.stderr
