@@ -50,7 +50,7 @@ FMNIST_DIR = "/usr/share/datasets/fashion-mnist"
 def layer(cell, units, dt, task):
     """The hidden layer of each cell, with the settings used for both tasks."""
     if cell == "continuous_egru":
-        if task == "dvs":  # the main job's layer (examples/networks/dvs_gesture_layer.json)
+        if task == "dvs":  # the main job's layer before its silent start (bias_z -0.2 now)
             return {"type": cell, "units": units, "tau_m": 20, "tau_o": 50, "window_input": 20,
                     "window_recurrent": 20, "threshold": 0.3,
                     "init": {"weight_scale": 1.0, "bias_z": 0.3, "bias_spread": 0.2}}
