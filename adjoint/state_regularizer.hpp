@@ -29,6 +29,21 @@ struct StateRegularizer {
   bool active() const { return weight > 0; }
 };
 
+// Throws (naming `where`) if the regulariser is on but no layer of `net` has the state term:
+// checked once where training is configured, before any sample runs.
+template <class Scalar>
+void check_state_regularizer(const Network<Scalar>& net, const StateRegularizer& reg,
+                             const std::string& where) {
+  if (!reg.active()) return;
+  for (Index l = 0; l < net.size(); ++l) {
+    const auto adjoint = net.layer(l).make_adjoint();
+    if (adjoint && adjoint->has_state_cost()) return;
+  }
+  throw std::invalid_argument(where +
+                              ": no layer of this network has the state term (continuous_egru "
+                              "with the box gate kernel and discrete_egru have)");
+}
+
 // Hands the layers that have the term their share of it; throws if none has.
 template <class Scalar>
 void set_state_costs(const std::vector<std::unique_ptr<LayerAdjoint<Scalar>>>& adjoints,

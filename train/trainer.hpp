@@ -111,17 +111,7 @@ class Trainer {
         rng_(cfg.seed) {
     if (cfg.batch_size <= 0) throw std::invalid_argument("training: batch_size must be > 0");
     if (cfg.epochs < 0) throw std::invalid_argument("training: epochs must be >= 0");
-    if (cfg.state.active()) {
-      bool has = false;
-      for (Index l = 0; l < initial.size() && !has; ++l) {
-        const auto adjoint = initial.layer(l).make_adjoint();
-        has = adjoint && adjoint->has_state_cost();
-      }
-      if (!has)
-        throw std::invalid_argument(
-            "training.state_regularizer: no layer of this network has the state term "
-            "(continuous_egru layers with the box gate kernel have)");
-    }
+    check_state_regularizer(initial, cfg.state, "training.state_regularizer");
     if (cfg.prune_after_epoch > 0) {
       bool prunable = false;
       for (Index l = 0; l < initial.size() && !prunable; ++l)

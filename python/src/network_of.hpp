@@ -134,7 +134,7 @@ class NetworkOf {
     request.loss = parse_loss_kind(loss);
     request.state = state_regularizer_from(state_regularizer);
     request.activity = activity_regularizer_from(activity_regularizer);
-    check_state_regularizer(request.state);
+    check_state_regularizer(net_, request.state, "state_regularizer");
     request.run = cfg_.run_settings();
     request.threads = checked_threads(threads);
     // Per-event input gradients are returned for a single sample only; without them the backward
@@ -161,10 +161,10 @@ class NetworkOf {
       grad["input.time"] = f64_numpy(out[0].grad.input_time);
       grad["input.value"] = f64_numpy(out[0].grad.input_value);
     }
-    py::dict stats = batch_statistics(out);
-    return py::make_tuple(stats["loss"].cast<double>() + stats["state_regularizer"].cast<double>() +
-                              stats["activity_regularizer"].cast<double>(),
-                          grad, stats);
+    double total = 0;
+    for (const auto& o : out)
+      total += static_cast<double>(o.loss.loss + o.activity.value) + o.report.state_cost;
+    return py::make_tuple(total / static_cast<double>(out.size()), grad, batch_statistics(out));
   }
 
   py::dict parameter_specs() const { return python::parameter_specs(net_); }
@@ -241,18 +241,6 @@ class NetworkOf {
                                     (need_labels ? "labels" : "targets") + " for " + loss);
     if (!net_.readout())
       throw std::invalid_argument("loss_and_gradient: the network has no readout");
-  }
-
-  // A state regulariser needs a layer that has the term (the error names the families).
-  void check_state_regularizer(const StateRegularizer& state) const {
-    if (!state.active()) return;
-    for (Index l = 0; l < net_.size(); ++l) {
-      const auto adjoint = net_.layer(l).make_adjoint();
-      if (adjoint && adjoint->has_state_cost()) return;
-    }
-    throw std::invalid_argument(
-        "state_regularizer: no layer of this network has the state term (continuous_egru with "
-        "the box gate kernel and discrete_egru have)");
   }
 
   // The means of the loss and of each regulariser, accuracy counts and the backward pass's work

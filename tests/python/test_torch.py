@@ -307,3 +307,20 @@ def test_activity_regularizer_lowers_activity_in_training():
           f"activity term, {without} without")
     assert with_term < 0.5 * before
     assert without > before
+
+
+def test_regularizer_errors_are_clear():
+    """A state term on a network without one (the exp gate kernel has none), an unknown key and
+    a negative weight are ValueErrors naming the problem, before any sample runs."""
+    batch = samples(1)
+    exp_cfg = config()
+    for layer in exp_cfg["layers"]:
+        layer["gate_kernel"] = "exp"
+    with pytest.raises(ValueError, match="state_regularizer: no layer of this network has the "
+                                         "state term"):
+        egret.Network(exp_cfg).loss_and_gradient(batch, state_regularizer={"weight": 1.0})
+    with pytest.raises(ValueError, match="state_regularizer: unknown key 'wieght'"):
+        egret.Network(config()).loss_and_gradient(batch, state_regularizer={"wieght": 1.0})
+    with pytest.raises(ValueError, match=r"activity_regularizer.weight must be >= 0"):
+        egret.Network(config()).loss_and_gradient(
+            batch, activity_regularizer={"weight": -1.0, "target_hz": 5.0})
