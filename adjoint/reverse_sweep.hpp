@@ -148,14 +148,22 @@ class ReadoutTraceAdjoint {
   std::vector<Scalar> lam_, m_, rho_, t_lam_;
 };
 
-// The regularizer's A_m gets (1 - exp(-(T_end - s)/tau_o)) / T_end from an event at s.
+// The regularizer's A_m gets (1 - exp(-(T_end - s)/tau_o)) / T_end from an event at s, whose
+// gradient moves the event's time; in a clocked layer 1 / T_end, reached through the emitted
+// value straight through |v| / nu (adjoint/activity_regularizer.hpp).
 template <class Scalar>
 void activity_emission(const ActivityTerm<Scalar>& activity, Scalar tau, const TapeStep<Scalar>& st,
-                       const TapeItem<Scalar>& item, Scalar& d_time, LayerAdjoint<Scalar>& A) {
+                       const TapeItem<Scalar>& item, Scalar& d_time, Scalar& d_value,
+                       LayerAdjoint<Scalar>& A) {
   const Scalar T_end = activity.end_time;
+  const auto l = static_cast<std::size_t>(st.layer);
+  const Scalar c = activity.dR_dA[l][static_cast<std::size_t>(item.index)];
+  const Scalar nu = activity.mean_event_size[l];
+  if (nu > Scalar(0)) {
+    d_value += c * (item.value > Scalar(0) ? Scalar(1) : Scalar(-1)) / (nu * T_end);
+    return;
+  }
   const Scalar e = std::exp(-(T_end - st.time) / tau);
-  const Scalar c =
-      activity.dR_dA[static_cast<std::size_t>(st.layer)][static_cast<std::size_t>(item.index)];
   d_time -= c * e / (tau * T_end);
   A.add_output_time_constant_gradient(-c * e * (T_end - st.time) / (tau * tau * T_end));
 }
@@ -287,7 +295,7 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
               trace.emission(item.index, st.time, item.value, g_value[ui], g_time[ui]));
         if (activity && activity->active() && !item.surrogate)
           detail::activity_emission(*activity, net.layer(st.layer).output_time_constant(), st, item,
-                                    g_time[ui], A);
+                                    g_time[ui], g_value[ui], A);
         A.emission_adjoint(item, g_value[ui], g_aux[ui]);
         d_time += g_time[ui];
       }
