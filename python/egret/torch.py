@@ -34,18 +34,30 @@ def _softplus_inverse(y: np.ndarray) -> np.ndarray:
     return y + np.log(-np.expm1(-y))
 
 
+def _batch_activity(results) -> Dict[str, list]:
+    """Per layer, the batch's mean events per unit per second and activation sparsity."""
+    layers = len(results[0]["layer_counts"]) if results else 0
+    rate = [float(np.mean([r["layer_counts"][l]["events_per_unit_per_s"] for r in results]))
+            for l in range(layers)]
+    sparsity = [float(np.mean([r["layer_counts"][l]["metrics"]["ActivationSparsity"]
+                               for r in results])) for l in range(layers)]
+    return {"events_per_unit_per_s": rate, "activation_sparsity": sparsity}
+
+
 class _EventNetworkFunction(torch.autograd.Function):
     """Forward: egret's event-driven simulation of a batch with adjoint tapes, returning the
     readouts of the last layer's output trace. Backward: egret's exact adjoint sweep."""
 
     @staticmethod
-    def forward(ctx, core, samples, threads, regularizers, names, *tensors):  # type: ignore[override]
+    def forward(ctx, core, samples, threads, regularizers, activity, names, *tensors):  # type: ignore[override]
         params = {}
         for name, t in zip(names, tensors):
             a = t.detach().to(torch.float64).cpu().numpy()
             params[name] = float(a) if a.ndim == 0 else a
         batch = core.forward(samples, parameters=params, threads=threads)
         regularization = batch.regularization(**regularizers) if regularizers else 0.0
+        activity.clear()
+        activity.update(_batch_activity(batch.results()))
         ctx.batch = batch
         ctx.regularized = bool(regularizers)
         ctx.names = names
@@ -68,7 +80,7 @@ class _EventNetworkFunction(torch.autograd.Function):
         out = [torch.as_tensor(np.asarray(grads[n]), dtype=torch.float64).reshape(shape)
                .to(dtype=dtype, device=device)
                for n, (shape, dtype, device) in zip(ctx.names, ctx.like)]
-        return (None, None, None, None, None, *out)
+        return (None, None, None, None, None, None, *out)
 
 
 class _LayerParameters(nn.Module):
@@ -132,6 +144,8 @@ class EventNetwork(nn.Module):
     With a regulariser, every forward pass also sets :attr:`regularization`: the regularisers'
     mean over the batch as a differentiable 0-d tensor with egret's exact gradient, to add to
     the loss (``loss = criterion(model(samples), y) + model.regularization``).
+    Every forward pass sets :attr:`activity`: per layer, the batch's mean
+    ``events_per_unit_per_s`` and ``activation_sparsity`` (docs/metrics.md), to print per epoch.
     """
 
     def __init__(self, config: Union[str, dict], *, train_time_constants: bool = False,
@@ -148,6 +162,7 @@ class EventNetwork(nn.Module):
             self.regularizers["activity_regularizer"] = dict(activity_regularizer)
         #: The regularisers of the latest forward pass (0 without any), differentiable.
         self.regularization: torch.Tensor = torch.zeros((), dtype=torch.float64)
+        self.activity: Dict[str, list] = {}
         values = self.core.parameters()
         specs = self.core.parameter_specs()
 
@@ -180,7 +195,8 @@ class EventNetwork(nn.Module):
         params = self.layer_parameters()
         names = tuple(params)
         traces, self.regularization = _EventNetworkFunction.apply(
-            self.core, list(samples), self.threads, self.regularizers, names, *params.values())
+            self.core, list(samples), self.threads, self.regularizers, self.activity, names,
+            *params.values())
         return traces
 
     def forward(self, samples: Union[_egret.Sample, Sequence[_egret.Sample]]) -> torch.Tensor:
