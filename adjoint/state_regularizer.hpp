@@ -41,7 +41,7 @@ void check_state_regularizer(const Network<Scalar>& net, const StateRegularizer&
   }
   throw std::invalid_argument(where +
                               ": no layer of this network has the state term (continuous_egru "
-                              "with the box gate kernel and discrete_egru have)");
+                              "and discrete_egru have)");
 }
 
 // Hands the layers that have the term their share of it; throws if none has.
@@ -54,8 +54,8 @@ void set_state_costs(const std::vector<std::unique_ptr<LayerAdjoint<Scalar>>>& a
     if (adjoints[l]->has_state_cost()) units += net.layer(static_cast<Index>(l)).units();
   if (units == 0)
     throw std::invalid_argument(
-        "state regularizer: no layer of this network has one (continuous_egru with the box gate "
-        "kernel has)");
+        "state regularizer: no layer of this network has one (continuous_egru and discrete_egru "
+        "have)");
   if (!(end_time > 0))
     throw std::invalid_argument("state regularizer: the run needs an end time > 0");
   StateCost<Scalar> cost;

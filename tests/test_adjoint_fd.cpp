@@ -421,6 +421,31 @@ TEST(AdjointFiniteDifference, StateRegularizer) {
   EXPECT_GT(st.checked, 100);
 }
 
+// The state regulariser with the exp gate kernel: the running cost's source in lam_c is
+// integrated with the adjoint system, across the kinks where c passes the level, and the final
+// interval after the layer's last step starts the adjoints (docs/adjoint.md section 4b). Every
+// parameter class (theta attached), input times and values, one and two layers; the
+// differences start at 1e-6 as in the box kernel's test above.
+TEST(AdjointFiniteDifference, ExpGateKernelStateRegularizer) {
+  FdStats st;
+  for (std::uint64_t seed : {74, 75}) {
+    Problem pr = exp_kernel_problem(
+        seed, seed == 74 ? std::vector<Index>{5} : std::vector<Index>{5, 4}, false);
+    pr.state.weight = 20.0;
+    pr.state.margin = 0.05;
+    pr.state.detach_threshold = false;
+    const ::Run r = run(pr, true);
+    ASSERT_GT(r.report.state_cost, 0.05 * r.loss) << "the term must matter in this scenario";
+    check_problem(pr, seed, 4, st, 15, 1e-5, 1e-6);
+  }
+  std::printf(
+      "  exp kernel state regularizer: %d gradients checked, %d skipped, worst relative error "
+      "%.2e (%s)\n",
+      st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 100);
+  EXPECT_LT(st.skipped, st.checked / 10);
+}
+
 // The first layer's c at the midpoints of `per` equal sub-intervals of every interval between
 // the network's steps (state snapshots of a second, untaped run), with the sub-intervals' widths:
 // c is smooth on each, so the midpoint rule integrates functions of it to O(h^2), independently
@@ -467,6 +492,24 @@ TEST(AdjointFiniteDifference, StateRegularizerValueIsTheIntegralOfTheExcess) {
   const ::Run r = run(pr, true);
   const MidpointSamples m = midpoint_samples(pr, 400);
   ASSERT_EQ(m.c.size(), m.width.size());
+  const P& p = pr.layers[0];
+  double integral = 0;
+  for (std::size_t k = 0; k < m.width.size(); ++k)
+    for (Index i = 0; i < p.units(); ++i)
+      integral +=
+          m.width[k] * std::max(0.0, m.c[k][static_cast<std::size_t>(i)] - (p.theta[i] - 0.08));
+  const double expected = integral / (static_cast<double>(p.units()) * pr.end);
+  EXPECT_GT(expected, 1e-3);
+  EXPECT_NEAR(r.report.state_cost, expected, 1e-5 * expected);
+}
+
+// The same quadrature for the exp gate kernel, whose value is integrated with the adjoints.
+TEST(AdjointFiniteDifference, ExpGateKernelStateRegularizerValueIsTheIntegralOfTheExcess) {
+  Problem pr = exp_kernel_problem(76, {6}, false);
+  pr.state.weight = 1.0;
+  pr.state.margin = 0.08;
+  const ::Run r = run(pr, true);
+  const MidpointSamples m = midpoint_samples(pr, 400);
   const P& p = pr.layers[0];
   double integral = 0;
   for (std::size_t k = 0; k < m.width.size(); ++k)

@@ -12,6 +12,11 @@
 //             dL/dtau_m += int -lam_c u (z - c) / tau_m^2
 //   crossing  of unit m at T, with G the adjoint of T (its uses, plus lam . f at T-):
 //             lam_c,m(T-) += -G / cdot_m(T-),  dL/dtheta_m += G / cdot_m(T-)
+//   state regulariser (adjoint/state_regularizer.hpp), the running cost l = w sum_m h(c_m - a_m),
+//             h(x) = max(0, x), a = theta - margin: a source in lam_c, dlam_c/dt -= w H(c - a);
+//             dL/dtheta_m -= w int H(c_m - a_m) dt unless detached; l joins lam . f wherever
+//             the time adjoints take it (the Hamiltonian), and after the layer's last step the
+//             adjoints start from the cost over [T_last, end] (docs/adjoint.md section 4b).
 //
 // The forward state over an interval is re-created from the state after the previous step
 // (dense_replay.hpp, from the tape's checkpoints): the pre-activations in closed form,
@@ -43,11 +48,21 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
 
   explicit ExpKernelEgruAdjoint(std::shared_ptr<const Params> p) : Base(std::move(p)) {}
 
+  // The state regulariser, integrated with the adjoints.
+  bool has_state_cost() const override { return true; }
+  Scalar state_cost_value() const override { return static_cast<Scalar>(cost_value_); }
+
   void begin(const Tape<Scalar>& tape, Index layer) override {
     Base::begin(tape, layer);
     b_u_ = p_->b_u.array().template cast<double>();
     b_r_ = p_->b_r.array().template cast<double>();
     b_z_ = p_->b_z.array().template cast<double>();
+    cost_weight_ = double(state_cost_.weight);
+    cost_value_ = 0;
+    if (state_cost_.active()) {
+      level_ = (p_->theta.array() - state_cost_.margin).template cast<double>();
+      add_final_interval_cost();
+    }
   }
 
   Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st,
@@ -88,6 +103,29 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   using Base::p_;
   using Base::pending_time_;
   using Base::replay_;
+  using LayerAdjoint<Scalar>::state_cost_;
+
+  // The state cost after the layer's last step, [T_last, end] (over the whole run if the layer
+  // has no step), with all adjoints 0 at the end: the first contribution to the adjoints. The
+  // last step's time moves the interval's start: -H there, which is -H at the end = -l(end).
+  void add_final_interval_cost() {
+    const Index last = replay_.steps() - 1;
+    const double t_last = last >= 0 ? double(replay_.step(last).time) : 0.0;
+    const double end = double(state_cost_.end_time);
+    if (!(end > t_last)) return;
+    load_interval(replay_.after(last), t_last, end);
+    const double cost_at_end = running_cost(end);
+    flow_back();
+    store_adjoints();
+    if (last >= 0) pending_time_ = static_cast<Scalar>(-cost_at_end);
+  }
+
+  // l = w sum_m h(c_m - a_m) at t1- (c at the end of the loaded interval); 0 when off.
+  double running_cost(double) const {
+    if (cost_weight_ == 0) return 0;
+    const Eigen::Map<const Vec> c(step_c_.data() + step_c_.size() - n_, n_);
+    return cost_weight_ * (c - level_).max(0.0).sum();
+  }
 
   // The interval [t0, t1]: the forward state after the previous step, the forward integration
   // of c with its accepted steps, and the adjoints in double.
@@ -117,7 +155,7 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
       step_times_.push_back(t0);  // an interval of length 0: c as it is, no allocation
       step_c_.insert(step_c_.end(), c_scratch_.data(), c_scratch_.data() + n_);
     }
-    y_.assign(static_cast<std::size_t>(kParts * n_ + 2), 0.0);
+    y_.assign(static_cast<std::size_t>(kParts * n_ + kScalars), 0.0);
     const Scalar* lam[4] = {lam_c_.data(), lam_u_.data(), lam_r_.data(), lam_z_.data()};
     for (int k = 0; k < 4; ++k)
       for (Index m = 0; m < n_; ++m) y_[static_cast<std::size_t>((k + 1) * n_ + m)] = lam[k][m];
@@ -133,7 +171,7 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     const Eigen::Map<const Vec> lc(y + n_, n_), lu(y + 2 * n_, n_), lr(y + 3 * n_, n_),
         lz(y + 4 * n_, n_);
     const double flow_c = (lc * u_ * (z_ - c)).sum() / tau_m_;
-    return flow_c - relaxation_product(lu, lr, lz) * e / tau_s_;
+    return flow_c - relaxation_product(lu, lr, lz) * e / tau_s_ + running_cost(t1);
   }
 
   // A crossing of unit m at T = t1 with the total time adjoint g: T moves by -dc_m / cdot_m
@@ -166,8 +204,8 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     }
   }
 
-  // d/ds of [c, lam_c, lam_u, lam_r, lam_z, g_b_u, g_b_r, g_b_z, g_tau_m, g_tau_s] at time t,
-  // where s = t_hi - t runs backward.
+  // d/ds of [c, lam_c, lam_u, lam_r, lam_z, g_b_u, g_b_r, g_b_z, g_theta, g_tau_m, g_tau_s,
+  // cost] at time t, where s = t_hi - t runs backward.
   void backward_rhs(const std::vector<double>& y, std::vector<double>& dy, double t) {
     using Map = Eigen::Map<const Vec>;
     using Out = Eigen::Map<Vec>;
@@ -181,14 +219,26 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     const Vec& gap = gap_;
     Out(d, n) = -u_ * gap / tau_m_;
     Out(d + n, n) = -u_ * lc / tau_m_;
+    if (cost_weight_ != 0) {
+      above_ = (c > level_).template cast<double>();
+      Out(d + n, n) += cost_weight_ * above_;
+      if (state_cost_.detach_threshold)
+        Out(d + 8 * n, n).setZero();
+      else
+        Out(d + 8 * n, n) = -cost_weight_ * above_;
+      d[9 * n + 2] = cost_weight_ * (c - level_).max(0.0).sum();
+    } else {
+      Out(d + 8 * n, n).setZero();
+      d[9 * n + 2] = 0;
+    }
     Out(d + 2 * n, n) = lc * u_ * (1 - u_) * gap / tau_m_ - lu / tau_s_;
     Out(d + 3 * n, n) = -lr / tau_s_;
     Out(d + 4 * n, n) = lc * u_ * (1 - z_ * z_) / tau_m_ - lz / tau_s_;
     Out(d + 5 * n, n) = lu / tau_s_;
     Out(d + 6 * n, n) = lr / tau_s_;
     Out(d + 7 * n, n) = lz / tau_s_;
-    d[8 * n] = -(lc * u_ * gap).sum() / (tau_m_ * tau_m_);
-    d[8 * n + 1] = relaxation_product(lu, lr, lz) * e / (tau_s_ * tau_s_);
+    d[9 * n] = -(lc * u_ * gap).sum() / (tau_m_ * tau_m_);
+    d[9 * n + 1] = relaxation_product(lu, lr, lz) * e / (tau_s_ * tau_s_);
   }
 
   // sum_X lam_X . (a_X(t0) - b_X): times e, minus tau_s lam . da/dt of the gates (the gates'
@@ -212,18 +262,23 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     Matrix<Scalar>* bias[3] = {g_.b_u, g_.b_r, g_.b_z};
     for (int k = 0; k < 3; ++k)
       for (Index m = 0; m < n; ++m) (*bias[k])(m, 0) += static_cast<Scalar>(y[(k + 5) * n + m]);
-    (*g_.tau_m)(0, 0) += static_cast<Scalar>(y[8 * n]);
-    (*g_.tau_s)(0, 0) += static_cast<Scalar>(y[8 * n + 1]);
+    for (Index m = 0; m < n; ++m) (*g_.theta)(m, 0) += static_cast<Scalar>(y[8 * n + m]);
+    (*g_.tau_m)(0, 0) += static_cast<Scalar>(y[9 * n]);
+    (*g_.tau_s)(0, 0) += static_cast<Scalar>(y[9 * n + 1]);
+    cost_value_ += y[9 * n + 2];
   }
 
-  static constexpr Index kParts = 8;  // N-vectors in the backward system, before the two scalars
+  static constexpr Index kParts = 9;    // N-vectors in the backward system
+  static constexpr Index kScalars = 3;  // then g_tau_m, g_tau_s and the state cost's value
 
   // The biases in double (once per sweep); one interval: its start, the constants, the
   // pre-activations' distance to their biases at its start, scratch.
   Vec b_u_, b_r_, b_z_;
   Index n_ = 0;
   double t0_ = 0, tau_s_ = 1, tau_m_ = 1;
-  Vec d0_u_, d0_r_, d0_z_, u_, z_, gap_;
+  Vec d0_u_, d0_r_, d0_z_, u_, z_, gap_, above_;
+  Vec level_;  // theta - margin of the state regulariser
+  double cost_weight_ = 0, cost_value_ = 0;
   std::vector<double> step_times_, step_c_;  // the forward integration's accepted steps
   std::vector<double> y_, flow_work_;        // the backward system's state; integrate_c's
   typename Base::Array c_scratch_;

@@ -349,15 +349,14 @@ def test_a_tick_family_trains_its_activity_down_and_forward_reports_it():
 
 
 def test_regularizer_errors_are_clear():
-    """A state term on a network without one (the exp gate kernel has none), an unknown key and
-    a negative weight are ValueErrors naming the problem, before any sample runs."""
+    """A state term on a network without one (LIF has no state c below a threshold), an unknown
+    key and a negative weight are ValueErrors naming the problem, before any sample runs."""
     batch = samples(1)
-    exp_cfg = config()
-    for layer in exp_cfg["layers"]:
-        layer["gate_kernel"] = "exp"
+    lif_cfg = {"precision": "double", "seed": 2, "input_channels": 4, "readout_classes": 3,
+               "layers": [{"type": "lif", "units": 8, "dt": 1.0}]}
     with pytest.raises(ValueError, match="state_regularizer: no layer of this network has the "
                                          "state term"):
-        egret.Network(exp_cfg).loss_and_gradient(batch, state_regularizer={"weight": 1.0})
+        egret.Network(lif_cfg).loss_and_gradient(batch, state_regularizer={"weight": 1.0})
     with pytest.raises(ValueError, match="state_regularizer: unknown key 'wieght'"):
         egret.Network(config()).loss_and_gradient(batch, state_regularizer={"wieght": 1.0})
     with pytest.raises(ValueError, match=r"activity_regularizer.weight must be >= 0"):
