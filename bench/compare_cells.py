@@ -347,6 +347,13 @@ def keep(row, results, results_path):
     os.replace(results_path + ".tmp", results_path)
 
 
+def best_share(results, task, sweep):
+    """The swept share with the best held-out accuracy; a tie goes to the smaller (cheaper)."""
+    rows = [r for r in results if r.get("sweep") and r["task"] == task and
+            r["input_share"] in sweep]
+    return max(rows, key=lambda r: (r["accuracy"], -r["input_share"]))["input_share"]
+
+
 def load_task(task, args):
     if task == "fmnist":
         train, classes, dt = fmnist_samples("train", args.fmnist_train, 3)
@@ -379,7 +386,8 @@ def main(argv=None):
     ap.add_argument("--activity-weight", type=float, default=0.01,
                     help="weight of the activity regulariser for every family (0: off)")
     ap.add_argument("--input-share", default="fmnist:1,dvs:1",
-                    help="the continuous EGRU's input connectivity share per task")
+                    help="the continuous EGRU's input connectivity share per task (with "
+                         "--sweep-input-share: the sweep's best instead)")
     ap.add_argument("--sweep-input-share", default="",
                     help="comma-separated shares: train the continuous EGRU at each (first seed)")
     ap.add_argument("--synthetic-dir", default="out/dvs_gesture_synthetic")
@@ -400,6 +408,10 @@ def main(argv=None):
         for share in sweep:
             run_one(task, "continuous_egru", data, args, seeds[0], share, True, results,
                     results_path)
+        if sweep:
+            shares[task] = best_share(results, task, sweep)
+            print(f"{task}: the continuous EGRU's input share is {shares[task]:g} (the sweep's "
+                  f"best held-out accuracy; a tie goes to the smaller share)", flush=True)
         for cell in cells:
             for seed in seeds:
                 share = shares.get(task, 1.0) if cell == "continuous_egru" else 1.0
