@@ -178,6 +178,7 @@ def train_cell(cell, task, train, test, classes, dt, args, seed, input_share):
 def measure(net, test, task, name, dt, out_dir):
     trace = os.path.join(out_dir, f"{task}_{name}.h5")
     net.write_trace(trace, test, labels=[s.labels[0] for s in test], dense_step=dt)
+    net.save_checkpoint(os.path.join(out_dir, f"{task}_{name}.h5ckpt"))  # for later probes
     m = egret.read_trace(trace)["layers"][0]["metrics"]
     row = {k: m[k] for k in ("Effective_MACs", "Effective_ACs", "Dense", "ActivationSparsity",
                              "MembraneUpdates", "events_per_unit_per_s", "dense_step_ms")}
@@ -185,7 +186,22 @@ def measure(net, test, task, name, dt, out_dir):
         e = egret.estimate(trace, p)
         row[f"energy_j_{p}"] = e["energy_j_per_sample"]
         row[f"latency_s_{p}"] = e["latency_s_per_sample"]
+    row.update(autonomy(net, test))
     return row
+
+
+def autonomy(net, test):
+    """How much of the hidden activity the input carries: the events of a sample with no input
+    events (as long as a test sample) against the median over the test samples, and how many
+    classes the network predicts over the test set."""
+    empty = egret.Sample([], [], [], channels=test[0].channels, end_time=test[0].end_time,
+                         readout_windows=[tuple(w) for w in test[0].readout_windows])
+    silent = net.simulate_batch([empty])[0]["events_per_layer"][0]
+    results = net.simulate_batch(test)
+    typical = float(np.median([r["events_per_layer"][0] for r in results]))
+    classes = len({int(np.argmax(r["logits"][0])) for r in results})
+    return {"events_without_input": int(silent), "events_median_sample": typical,
+            "classes_predicted": classes}
 
 
 def groups(results, sweep=False):
@@ -212,11 +228,17 @@ def epoch_growth(rows):
     return max(max(r["epoch_seconds"]) / r["epoch_seconds"][0] for r in rows)
 
 
+def autonomous_share(rows):
+    """The largest share over the seeds of a no-input sample's events in a median sample's."""
+    shares = [r["events_without_input"] / max(r["events_median_sample"], 1) for r in rows]
+    return f"{max(shares):.3f}"
+
+
 def table(results, task):
     lines = ["| cell | seeds | accuracy | ActivationSparsity | events/unit/s | Effective_MACs | "
              "Effective_ACs | MembraneUpdates | Loihi energy | Loihi latency | CMOS energy | "
-             "training | slowest epoch / first |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "training | slowest epoch / first | events without input / median |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (t, cell), rows in groups(results).items():
         if t != task:
             continue
@@ -234,7 +256,8 @@ def table(results, task):
             f"{m['events_per_unit_per_s']:.1f} | {m['Effective_MACs']:.3g} | "
             f"{m['Effective_ACs']:.3g} | {m['MembraneUpdates']:.3g} | {e:.3g} ± {e_sd:.2g} uJ | "
             f"{lat:.3g} ms | {m['energy_j_cmos45_horowitz2014'] * 1e6:.3g} uJ | "
-            f"{rows[0]['epochs']} epochs, {m['seconds']:.0f} s | {epoch_growth(rows):.2f} |")
+            f"{rows[0]['epochs']} epochs, {m['seconds']:.0f} s | {epoch_growth(rows):.2f} | "
+            f"{autonomous_share(rows)} |")
     return "\n".join(lines) + "\n"
 
 
