@@ -77,7 +77,7 @@ void print_epoch(int epoch, const BatchStats& s, const BatchStats& test, double 
   if (s.surrogate_pairs > 0)
     std::snprintf(backward, sizeof backward, "  bwd sparsity %.3f", s.backward_sparsity());
   char activity[40] = "";
-  if (s.clocked_unit_steps > 0)
+  if (s.unit_steps > 0)
     std::snprintf(activity, sizeof activity, "  act sparsity %.3f", s.activity_sparsity());
   std::printf(
       "epoch %4d  loss %.4f  %s %5.1f%%  | held-out loss %.4f  %s %5.1f%%  | "

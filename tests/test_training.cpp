@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "adjoint/losses.hpp"
 #include "events/synthetic_input.hpp"
@@ -175,6 +177,28 @@ TEST(Training, WindowReadoutEqualsClosedFormFromTheEvents) {
   }
   for (const auto& e : r.trace) last_layer_events += e.layer == 1;
   EXPECT_GT(last_layer_events, 10u);
+}
+
+// The activity sparsity printed per epoch covers event-driven layers too: active (unit, bin)
+// pairs in the run's dense_step bins ((k - 1) step, k step], counted here by hand from the event
+// trace of a plain simulation, over all unit-bins of both layers.
+TEST(Training, ActivitySparsityCountsEventDrivenLayersInDenseStepBins) {
+  auto net = small_network();
+  const auto s = small_sample();
+  egret::TrainConfig tc;
+  tc.loss = egret::LossKind::kSoftmaxCrossEntropy;
+  tc.run.dense_step = 2.5;
+  egret::Trainer<double> trainer(net, tc);
+  const egret::BatchStats stats = trainer.evaluate({s, s});
+  egret::SimOptions<double> opt;
+  opt.end_time = s.end_time;
+  const auto r = egret::simulate(net, s.input, opt);
+  std::set<std::tuple<Index, Index, long>> active;
+  for (const auto& e : r.trace)
+    active.emplace(e.layer, e.unit, std::max(1L, static_cast<long>(std::ceil(e.time / 2.5))));
+  const double unit_bins = (5 + 3) * 16.0;  // 40 ms in 2.5 ms bins, 5 and 3 units
+  ASSERT_GT(active.size(), 20u);
+  EXPECT_DOUBLE_EQ(stats.activity_sparsity(), 1.0 - static_cast<double>(active.size()) / unit_bins);
 }
 
 egret::TrainRunConfig delay_copy_config() {

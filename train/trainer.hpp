@@ -53,8 +53,9 @@ struct BatchStats {
   // Per layer: emitted events and units x simulated seconds (the runaway guard's rates).
   std::vector<std::uint64_t> layer_events;
   std::vector<double> layer_unit_seconds;
-  // Clocked layers: active unit-steps and all unit-steps (activity sparsity).
-  std::uint64_t active_unit_steps = 0, clocked_unit_steps = 0;
+  // Active unit-steps and all unit-steps of every layer (activity sparsity): a clocked layer's
+  // steps are its ticks, an event-driven layer's the run's dense_step bins (sim/engine.hpp).
+  std::uint64_t active_unit_steps = 0, unit_steps = 0;
   double accuracy() const { return total ? static_cast<double>(correct) / total : 0; }
   // NaN when no layer has a surrogate gradient (an exact adjoint is not sparse in this sense).
   double backward_sparsity() const {
@@ -66,11 +67,11 @@ struct BatchStats {
     return layer_unit_seconds[l] > 0 ? static_cast<double>(layer_events[l]) / layer_unit_seconds[l]
                                      : 0;
   }
-  // 1 - active / all unit-steps of the clocked layers; NaN without any.
+  // 1 - active / all unit-steps (ActivationSparsity, docs/metrics.md); NaN without any.
   double activity_sparsity() const {
-    return clocked_unit_steps ? 1.0 - static_cast<double>(active_unit_steps) /
-                                          static_cast<double>(clocked_unit_steps)
-                              : std::nan("");
+    return unit_steps
+               ? 1.0 - static_cast<double>(active_unit_steps) / static_cast<double>(unit_steps)
+               : std::nan("");
   }
   void add(const BatchStats& o) {
     loss += o.loss;
@@ -94,7 +95,7 @@ struct BatchStats {
       layer_unit_seconds[l] += o.layer_unit_seconds[l];
     }
     active_unit_steps += o.active_unit_steps;
-    clocked_unit_steps += o.clocked_unit_steps;
+    unit_steps += o.unit_steps;
     grad_norm = (grad_norm * optimizer_steps + o.grad_norm * o.optimizer_steps) /
                 std::max(1, optimizer_steps + o.optimizer_steps);
     optimizer_steps += o.optimizer_steps;
@@ -222,10 +223,8 @@ class Trainer {
       o.unit_seconds += unit_seconds;
       o.layer_events.push_back(l.events);
       o.layer_unit_seconds.push_back(unit_seconds);
-      if (l.clocked) {
-        o.active_unit_steps += l.active_unit_steps;
-        o.clocked_unit_steps += l.internal_steps * static_cast<std::uint64_t>(l.units);
-      }
+      o.active_unit_steps += l.active_unit_steps;
+      o.unit_steps += l.steps * static_cast<std::uint64_t>(l.units);
     }
     if (with_gradient) {
       o.skipped_samples = r.report.ok() ? 0 : 1;
