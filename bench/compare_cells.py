@@ -30,8 +30,9 @@ draws comparison.png (accuracy against estimated Loihi energy, mean and spread o
 table.md, and with --doc replaces the results section of a page (docs/cell_comparison.md).
 
 usage: PYTHONPATH=build/python /usr/bin/python3 bench/compare_cells.py [--tasks fmnist,dvs]
-       [--cells all|continuous_egru,...] [--seeds 3,4,5] [--epochs-fmnist 6] [--epochs-dvs 12]
-       [--sweep-input-share 1,0.5,0.25,0.1] [--out DIR] [--doc docs/cell_comparison.md]
+       [--cells all|none|continuous_egru,...] [--seeds 3,4,5] [--epochs-fmnist 6]
+       [--epochs-dvs 12] [--sweep-input-share 1,0.5,0.25,0.1] [--out DIR]
+       [--doc docs/cell_comparison.md]
 """
 import argparse
 import gzip
@@ -413,17 +414,21 @@ def main(argv=None):
     ap.add_argument("--epochs-dvs", type=int, default=12)
     ap.add_argument("--lr", type=float, default=0.005)
     ap.add_argument("--threads", type=int, default=0)
-    ap.add_argument("--seeds", default="3", help="comma-separated; each cell is trained per seed")
+    ap.add_argument("--seeds", default="3,4,5",
+                    help="comma-separated; each cell is trained per seed")
     ap.add_argument("--activity-weight", type=float, default=0.01,
                     help="weight of the activity regulariser for every family (0: off)")
     ap.add_argument("--input-share", default="fmnist:1,dvs:1",
                     help="the continuous EGRU's input connectivity share per task (with "
                          "--sweep-input-share: the sweep's best instead)")
-    ap.add_argument("--sweep-input-share", default="",
-                    help="comma-separated shares: train the continuous EGRU at each (first seed)")
+    ap.add_argument("--sweep-input-share", default="1,0.5,0.25,0.1",
+                    help="comma-separated shares: train the continuous EGRU at each (first seed; "
+                         "only when it is among --cells; '' for none)")
     ap.add_argument("--synthetic-dir", default="out/dvs_gesture_synthetic")
     ap.add_argument("--out", default="out/compare_cells")
-    ap.add_argument("--doc", default="", help="a page whose compare_cells section to rewrite")
+    ap.add_argument("--doc", default="",
+                    help="a page whose compare_cells section to rewrite (its figure: the page's "
+                         "name with .png)")
     ap.add_argument("--plot-only", action="store_true",
                     help="redraw table.md and comparison.png from results.json")
     args = ap.parse_args(argv)
@@ -432,6 +437,8 @@ def main(argv=None):
     seeds = [int(x) for x in args.seeds.split(",")]
     shares = {t: float(v) for t, v in (x.split(":") for x in args.input_share.split(","))}
     sweep = [float(x) for x in args.sweep_input_share.split(",") if x]
+    if "continuous_egru" not in cells:
+        sweep = []
     results_path = os.path.join(args.out, "results.json")
     results = json.load(open(results_path)) if os.path.exists(results_path) else []
     for task in [] if args.plot_only else args.tasks.split(","):
@@ -458,6 +465,7 @@ def main(argv=None):
     figure(results, os.path.join(args.out, "comparison.png"))
     if args.doc:
         write_doc(args.doc, text)
+        figure(results, os.path.splitext(args.doc)[0] + ".png")
     print(text)
     print(f"wrote {args.out}/results.json, table.md, comparison.png" +
           (f", {args.doc}" if args.doc else ""))
