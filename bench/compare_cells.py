@@ -122,6 +122,11 @@ def fmnist_samples(split, count, seed):
     return out, 10, 1.0
 
 
+# The readout averages the output trace from this share of a gesture to its end, as the main job
+# does (cli/gesture_command.cpp).
+DVS_READOUT_FROM = 0.2
+
+
 def dvs_samples(split, directory):
     window_us, bin_us = 1_500_000, 5000
     end = window_us * 1e-3
@@ -130,7 +135,7 @@ def dvs_samples(split, directory):
         ev = egret.crop_time(g["events"], 0, window_us)
         ev, pooled = egret.downsample(ev, (128, 128), 0.25)
         out.append(egret.camera_sample(ev, pooled, bin_length=bin_us, end_time=end,
-                                       readout_windows=[(0.5 * end, end)], labels=g["label"]))
+                                       readout_windows=[(DVS_READOUT_FROM * end, end)], labels=g["label"]))
     return out, 11, 5.0
 
 
