@@ -17,7 +17,8 @@ inline std::vector<SettingKey> egru_weight_keys() {
        "U ~ U(-s/sqrt(D), s/sqrt(D)), V ~ U(-s/sqrt(N), s/sqrt(N))"},
       {"init.bias_u", 0, -1e6, 1e6, false, "mean of b_u"},
       {"init.bias_r", 0, -1e6, 1e6, false, "mean of b_r"},
-      {"init.bias_z", 0.8, -1e6, 1e6, false, "mean of b_z"},
+      {"init.bias_z", -0.2, -1e6, 1e6, false,
+       "mean of b_z (below 0: no unit charges to its threshold without input)"},
       {"init.bias_spread", 0.2, 0, 1e6, false, "biases ~ mean + U(-spread, spread)"},
   };
 }

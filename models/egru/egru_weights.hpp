@@ -44,7 +44,7 @@ struct EgruWeights {
   // (std::mt19937_64 plus our own uniform mapping; std distributions are not portable).
   struct RandomInit {
     Scalar weight_scale = 1;
-    Scalar bias_u = 0, bias_r = 0, bias_z = Scalar(0.8);
+    Scalar bias_u = 0, bias_r = 0, bias_z = Scalar(-0.2);  // z < 0: silent without input
     Scalar bias_spread = Scalar(0.2);
     Scalar threshold = Scalar(0.3);
   };
