@@ -375,9 +375,10 @@ def run_one(task, cell, data, args, seed, share, sweep, results, results_path):
 
 
 def keep(row, results, results_path):
-    """Adds row to results.json, replacing an earlier run of the same task, cell, seed, share."""
-    key = lambda r: (r["task"], r["cell"], r.get("seed"), r.get("input_share", 1.0),
-                     bool(r.get("sweep")))
+    """Adds row to results.json, replacing an earlier run of the same task, cell and seed (and
+    input share, in the sweep)."""
+    key = lambda r: (r["task"], r["cell"], r.get("seed"), bool(r.get("sweep")),
+                     r.get("input_share", 1.0) if r.get("sweep") else None)
     results[:] = [r for r in results if key(r) != key(row)] + [row]
     with open(results_path + ".tmp", "w") as f:
         json.dump(results, f, indent=1)
