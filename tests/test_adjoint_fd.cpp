@@ -395,6 +395,14 @@ TEST(AdjointFiniteDifference, ActivityRegularizer) {
   EXPECT_GT(st.checked, 100);
 }
 
+// Prints an exp-kernel test's checks; more than 100 gradients, under a tenth skipped.
+void report_exp_kernel_checks(const char* what, const FdStats& st) {
+  std::printf("  exp kernel %s: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
+              what, st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 100);
+  EXPECT_LT(st.skipped, st.checked / 10);
+}
+
 // The activity regularizer with the exp gate kernel: its gradient moves event times, which the
 // exp kernel's crossing-time adjoints carry like the box kernel's.
 TEST(AdjointFiniteDifference, ExpGateKernelActivityRegularizer) {
@@ -406,12 +414,7 @@ TEST(AdjointFiniteDifference, ExpGateKernelActivityRegularizer) {
     pr.activity.target_hz = 20;
     check_problem(pr, seed, 4, st, 15, 1e-5);
   }
-  std::printf(
-      "  exp kernel activity regularizer: %d gradients checked, %d skipped, worst relative "
-      "error %.2e (%s)\n",
-      st.checked, st.skipped, st.worst, st.worst_name.c_str());
-  EXPECT_GT(st.checked, 100);
-  EXPECT_LT(st.skipped, st.checked / 10);
+  report_exp_kernel_checks("activity regularizer", st);
 }
 
 // The state regulariser (the EGRU paper's L_act) with the level's theta attached, so that every
@@ -422,18 +425,24 @@ TEST(AdjointFiniteDifference, ExpGateKernelActivityRegularizer) {
 // across a step. A stencil of +-1e-4 straddles such a point often enough (a crossing within
 // ~2e-3 ms of one of hundreds of steps) to be off by 1e-5 relative; the differences here start at
 // 1e-6 (worst error 5e-8, against 2.6e-5 from the 1e-4 start).
+// The state term at weight 20, margin 0.05, theta attached, checked from the 1e-6 stencil.
+void check_state_regularizer(Problem pr, std::uint64_t seed, int per_matrix, FdStats& st,
+                             std::size_t min_events, double tolerance) {
+  pr.state.weight = 20.0;
+  pr.state.margin = 0.05;
+  pr.state.detach_threshold = false;
+  const ::Run r = run(pr, true);
+  ASSERT_GT(r.report.state_cost, 0.05 * r.loss) << "the term must matter in this scenario";
+  check_problem(pr, seed, per_matrix, st, min_events, tolerance, 1e-6);
+}
+
 TEST(AdjointFiniteDifference, StateRegularizer) {
   FdStats st;
-  for (std::uint64_t seed : {51, 52}) {
-    Problem pr = random_problem(seed, seed == 51 ? std::vector<Index>{6} : std::vector<Index>{5, 4},
-                                3, 40.0);
-    pr.state.weight = 20.0;
-    pr.state.margin = 0.05;
-    pr.state.detach_threshold = false;
-    const ::Run r = run(pr, true);
-    ASSERT_GT(r.report.state_cost, 0.05 * r.loss) << "the term must matter in this scenario";
-    check_problem(pr, seed, 5, st, 20, 1e-6, 1e-6);
-  }
+  for (std::uint64_t seed : {51, 52})
+    check_state_regularizer(
+        random_problem(seed, seed == 51 ? std::vector<Index>{6} : std::vector<Index>{5, 4}, 3,
+                       40.0),
+        seed, 5, st, 20, 1e-6);
   std::printf(
       "  state regularizer: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
       st.checked, st.skipped, st.worst, st.worst_name.c_str());
@@ -447,22 +456,12 @@ TEST(AdjointFiniteDifference, StateRegularizer) {
 // differences start at 1e-6 as in the box kernel's test above.
 TEST(AdjointFiniteDifference, ExpGateKernelStateRegularizer) {
   FdStats st;
-  for (std::uint64_t seed : {74, 75}) {
-    Problem pr = exp_kernel_problem(
-        seed, seed == 74 ? std::vector<Index>{5} : std::vector<Index>{5, 4}, false);
-    pr.state.weight = 20.0;
-    pr.state.margin = 0.05;
-    pr.state.detach_threshold = false;
-    const ::Run r = run(pr, true);
-    ASSERT_GT(r.report.state_cost, 0.05 * r.loss) << "the term must matter in this scenario";
-    check_problem(pr, seed, 4, st, 15, 1e-5, 1e-6);
-  }
-  std::printf(
-      "  exp kernel state regularizer: %d gradients checked, %d skipped, worst relative error "
-      "%.2e (%s)\n",
-      st.checked, st.skipped, st.worst, st.worst_name.c_str());
-  EXPECT_GT(st.checked, 100);
-  EXPECT_LT(st.skipped, st.checked / 10);
+  for (std::uint64_t seed : {74, 75})
+    check_state_regularizer(
+        exp_kernel_problem(seed, seed == 74 ? std::vector<Index>{5} : std::vector<Index>{5, 4},
+                           false),
+        seed, 4, st, 15, 1e-5);
+  report_exp_kernel_checks("state regularizer", st);
 }
 
 // The first layer's c at the midpoints of `per` equal sub-intervals of every interval between
