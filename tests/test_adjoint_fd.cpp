@@ -454,13 +454,18 @@ TEST(AdjointFiniteDifference, StateRegularizer) {
 // interval after the layer's last step starts the adjoints (docs/adjoint.md section 4b). Every
 // parameter class (theta attached), input times and values, one and two layers; the
 // differences start at 1e-6 as in the box kernel's test above.
+constexpr double kStateTestTolerance = 1e-13;
 TEST(AdjointFiniteDifference, ExpGateKernelStateRegularizer) {
   FdStats st;
-  for (std::uint64_t seed : {74, 75})
-    check_state_regularizer(
-        exp_kernel_problem(seed, seed == 74 ? std::vector<Index>{5} : std::vector<Index>{5, 4},
-                           false),
-        seed, 4, st, 15, 1e-5);
+  for (std::uint64_t seed : {74, 75}) {
+    Problem pr = exp_kernel_problem(
+        seed, seed == 74 ? std::vector<Index>{5} : std::vector<Index>{5, 4}, false);
+    // Each difference quotient runs the backward sweep too (the value comes from it), whose
+    // integrator steps finely across the kinks: a looser tolerance keeps the test affordable
+    // under the sanitizers.
+    for (auto& p : pr.layers) p.ode_tolerance = kStateTestTolerance;
+    check_state_regularizer(pr, seed, 3, st, 15, 1e-5);
+  }
   report_exp_kernel_checks("state regularizer", st);
 }
 
