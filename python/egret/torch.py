@@ -34,16 +34,6 @@ def _softplus_inverse(y: np.ndarray) -> np.ndarray:
     return y + np.log(-np.expm1(-y))
 
 
-def _batch_activity(results) -> Dict[str, list]:
-    """Per layer, the batch's mean events per unit per second and activation sparsity."""
-    layers = len(results[0]["layer_counts"]) if results else 0
-    rate = [float(np.mean([r["layer_counts"][l]["events_per_unit_per_s"] for r in results]))
-            for l in range(layers)]
-    sparsity = [float(np.mean([r["layer_counts"][l]["metrics"]["ActivationSparsity"]
-                               for r in results])) for l in range(layers)]
-    return {"events_per_unit_per_s": rate, "activation_sparsity": sparsity}
-
-
 class _EventNetworkFunction(torch.autograd.Function):
     """Forward: egret's event-driven simulation of a batch with adjoint tapes, returning the
     readouts of the last layer's output trace. Backward: egret's exact adjoint sweep."""
@@ -57,7 +47,7 @@ class _EventNetworkFunction(torch.autograd.Function):
         batch = core.forward(samples, parameters=params, threads=threads)
         regularization = batch.regularization(**regularizers) if regularizers else 0.0
         activity.clear()
-        activity.update(_batch_activity(batch.results()))
+        activity.update(batch.activity())
         ctx.batch = batch
         ctx.regularized = bool(regularizers)
         ctx.names = names

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cmath>
 #include <string>
@@ -92,6 +93,26 @@ class ForwardBatchOf {
   py::list results() const {
     py::list out;
     for (const auto& r : results_) out.append(result_to_dict(r));
+    return out;
+  }
+  // Per layer, the batch's mean events per unit per second and ActivationSparsity: what
+  // EventNetwork.activity reports each forward pass, without converting the emitted events.
+  py::dict activity() const {
+    std::vector<double> rate, sparsity;
+    for (std::size_t k = 0; !results_.empty() && k < results_[0].layers.size(); ++k) {
+      double r_sum = 0, s_sum = 0;
+      for (const auto& r : results_) {
+        r_sum += r.rate_per_unit(k);
+        for (const auto& [name, value] :
+             egret::layer_metrics(r.layers[k], 1, static_cast<double>(r.end_time), sizeof(Scalar)))
+          if (name == "ActivationSparsity") s_sum += value;
+      }
+      rate.push_back(r_sum / static_cast<double>(results_.size()));
+      sparsity.push_back(s_sum / static_cast<double>(results_.size()));
+    }
+    py::dict out;
+    out["events_per_unit_per_s"] = py::cast(rate);
+    out["activation_sparsity"] = py::cast(sparsity);
     return out;
   }
 
@@ -196,6 +217,9 @@ class ForwardBatch {
   }
   py::list results() const {
     return std::visit([](const auto& b) { return b.results(); }, batch_);
+  }
+  py::dict activity() const {
+    return std::visit([](const auto& b) { return b.activity(); }, batch_);
   }
   double regularization(const py::object& state, const py::object& activity) {
     return std::visit([&](auto& b) { return b.regularization(state, activity); }, batch_);

@@ -151,6 +151,8 @@ void bind_forward_batch(py::module_& m) {
       .def_property_readonly("logits", &ForwardBatch::logits,
                              "Readout logits (B, R, classes), or None without a readout.")
       .def("results", &ForwardBatch::results, "Per-sample statistics (as Network.simulate).")
+      .def("activity", &ForwardBatch::activity,
+           "Per layer, the batch's mean events_per_unit_per_s and activation_sparsity.")
       .def("__len__", &ForwardBatch::size)
       .def("__repr__",
            [](const ForwardBatch& b) {
