@@ -35,6 +35,10 @@ struct ParameterSpec {
   Constraint constraint = Constraint::kFree;
   Training training = Training::kTrained;
   Rank rank = Rank::kMatrix;  // set from the field by collect_parameters
+  // A per-unit vector that was one scalar for the whole layer before checkpoint format 4
+  // (docs/formats.md): a single value (an old checkpoint's attribute or training value, a number
+  // in a configuration or from Python) is broadcast to every unit.
+  bool was_scalar = false;
 };
 
 template <class Scalar>
