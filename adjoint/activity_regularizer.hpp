@@ -58,11 +58,12 @@ ActivityTerm<Scalar> activity_term(const Network<Scalar>& net, const Tape<Scalar
     if (st.kind != EventKind::kInternal) continue;
     const auto l = static_cast<std::size_t>(st.layer);
     const bool clocked = net.layer(st.layer).clocked();
-    const Scalar tau_o = net.layer(st.layer).output_time_constant();
-    const Scalar weight = clocked ? Scalar(1) : Scalar(1) - std::exp(-(end_time - st.time) / tau_o);
     for (std::int64_t it = st.first_item, end = it + tape.n_items(st); it < end; ++it) {
       const auto& item = tape.items[static_cast<std::size_t>(it)];
       if (item.surrogate) continue;  // not an event
+      const Scalar tau_o = net.layer(st.layer).output_time_constant(item.index);
+      const Scalar weight =
+          clocked ? Scalar(1) : Scalar(1) - std::exp(-(end_time - st.time) / tau_o);
       A[l][static_cast<std::size_t>(item.index)] += weight / end_time;
       term.mean_event_size[l] += std::abs(item.value);
       ++events[l];

@@ -56,7 +56,7 @@ namespace detail {
 
 // The adjoint of the last layer's output trace. A loss that depends on o at points t_j (weights
 // g_j) and on its mean over windows [a_k, b_k] (density rho_k = g_k / (b_k - a_k)) sees an event
-// of unit n at s with value y through
+// of unit n at s with value y through (tau_o: unit n's)
 //   sum_j g_j y e^{-(t_j - s)/tau_o} + int rho(t) y e^{-(t - s)/tau_o} dt.
 // Per unit it carries, backward in time,
 //   Lam(s) = sum_{t_j >= s} g_j e^{-(t_j - s)/tau_o} + int_s rho(t) e^{-(t - s)/tau_o} dt,
@@ -67,8 +67,10 @@ template <class Scalar>
 class ReadoutTraceAdjoint {
  public:
   ReadoutTraceAdjoint(const SimResult<Scalar>& forward, const std::vector<std::vector<Scalar>>& d_o,
-                      Index units, Scalar tau_o)
-      : forward_(forward), d_o_(d_o), units_(units), tau_o_(tau_o) {
+                      const Layer<Scalar>& layer)
+      : forward_(forward), d_o_(d_o), units_(layer.units()) {
+    const Index units = units_;
+    for (Index n = 0; n < units; ++n) tau_o_.push_back(layer.output_time_constant(n));
     for (std::size_t j = 0; j < forward.readouts.size(); ++j) {
       const auto& r = forward.readouts[j];
       if (static_cast<Index>(d_o[j].size()) != units)
@@ -114,8 +116,9 @@ class ReadoutTraceAdjoint {
     const auto k = static_cast<std::size_t>(n);
     bring(k, T);
     d_value += lam_[k];
-    d_time += y * (lam_[k] / tau_o_ - rho_[k]);
-    return y * m_[k] / (tau_o_ * tau_o_);
+    const Scalar tau = tau_o_[k];
+    d_time += y * (lam_[k] / tau - rho_[k]);
+    return y * m_[k] / (tau * tau);
   }
 
  private:
@@ -127,22 +130,22 @@ class ReadoutTraceAdjoint {
   void bring(std::size_t k, Scalar t) {
     const Scalar delta = t_lam_[k] - t;
     if (delta == 0) return;
-    if (std::isinf(tau_o_)) {  // a held trace: no decay; M only serves dL/dtau_o, which is 0
+    const Scalar tau = tau_o_[k];
+    if (std::isinf(tau)) {  // a held trace: no decay; M only serves dL/dtau_o, which is 0
       lam_[k] += rho_[k] * delta;
       t_lam_[k] = t;
       return;
     }
-    const Scalar e = std::exp(-delta / tau_o_);
-    m_[k] = e * (m_[k] + delta * lam_[k]) +
-            rho_[k] * (tau_o_ * tau_o_ - e * (tau_o_ * tau_o_ + tau_o_ * delta));
-    lam_[k] = e * lam_[k] + rho_[k] * tau_o_ * (Scalar(1) - e);
+    const Scalar e = std::exp(-delta / tau);
+    m_[k] = e * (m_[k] + delta * lam_[k]) + rho_[k] * (tau * tau - e * (tau * tau + tau * delta));
+    lam_[k] = e * lam_[k] + rho_[k] * tau * (Scalar(1) - e);
     t_lam_[k] = t;
   }
 
   const SimResult<Scalar>& forward_;
   const std::vector<std::vector<Scalar>>& d_o_;
   Index units_;
-  Scalar tau_o_;
+  std::vector<Scalar> tau_o_;  // per unit
   std::vector<Boundary> boundaries_;
   std::size_t next_ = 0;
   std::vector<Scalar> lam_, m_, rho_, t_lam_;
@@ -165,7 +168,7 @@ void activity_emission(const ActivityTerm<Scalar>& activity, Scalar tau, const T
   }
   const Scalar e = std::exp(-(T_end - st.time) / tau);
   d_time -= c * e / (tau * T_end);
-  A.add_output_time_constant_gradient(-c * e * (T_end - st.time) / (tau * tau * T_end));
+  A.add_output_time_constant_gradient(item.index, -c * e * (T_end - st.time) / (tau * tau * T_end));
 }
 
 // An input step's time and value belong to the input stream (layer 0) or to the emission of the
@@ -261,8 +264,7 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
   if (!input_time_adjoints) grad.input_time.clear();  // not computed: not reported
   const auto adj = detail::begin_layer_adjoints(net, tape, forward, input_time_adjoints, state);
   const Index last = n_layers - 1;
-  detail::ReadoutTraceAdjoint<Scalar> trace(forward, d_o, net.layer(last).units(),
-                                            net.layer(last).output_time_constant());
+  detail::ReadoutTraceAdjoint<Scalar> trace(forward, d_o, net.layer(last));
 
   // Adjoints of each item's time, value and aux, filled by the later events that used them and
   // consumed when the item's own step is reached.
@@ -292,10 +294,10 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
         const auto ui = static_cast<std::size_t>(it);
         if (st.layer == last && trace.any_passed())
           A.add_output_time_constant_gradient(
-              trace.emission(item.index, st.time, item.value, g_value[ui], g_time[ui]));
+              item.index, trace.emission(item.index, st.time, item.value, g_value[ui], g_time[ui]));
         if (activity && activity->active() && !item.surrogate)
-          detail::activity_emission(*activity, net.layer(st.layer).output_time_constant(), st, item,
-                                    g_time[ui], g_value[ui], A);
+          detail::activity_emission(*activity, net.layer(st.layer).output_time_constant(item.index),
+                                    st, item, g_time[ui], g_value[ui], A);
         A.emission_adjoint(item, g_value[ui], g_aux[ui]);
         d_time += g_time[ui];
       }

@@ -17,8 +17,8 @@ ContinuousEgruParams<Scalar> continuous_bench_params(Index units, Index inputs) 
   init.bias_spread = Scalar(0.3);
   init.threshold = Scalar(0.3);
   P p = P::random(units, inputs, 42, init);
-  p.tau_m = 10;
-  p.tau_o = 10;
+  p.tau_m.setConstant(10);
+  p.tau_o.setConstant(10);
   p.window_input = 5;
   p.window_recurrent = 5;
   return p;

@@ -18,7 +18,9 @@ class TimedLayer final : public Layer<Scalar> {
   std::string type_name() const override { return inner_->type_name(); }
   Index units() const override { return inner_->units(); }
   Index inputs() const override { return inner_->inputs(); }
-  Scalar output_time_constant() const override { return inner_->output_time_constant(); }
+  Scalar output_time_constant(Index unit) const override {
+    return inner_->output_time_constant(unit);
+  }
   bool clocked() const override { return inner_->clocked(); }
   std::unique_ptr<Layer<Scalar>> clone() const override {
     return std::make_unique<TimedLayer>(inner_->clone(), seconds_);

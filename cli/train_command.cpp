@@ -116,14 +116,23 @@ void train_in_precision(const Options& options, const TrainRunConfig& cfg,
   Trainer<Scalar> trainer(initial, cfg.training);
   int first_epoch = 1;
   if (options.count("--resume")) {
-    if (resume.values.size() != trainer.parameters().size())
-      throw std::invalid_argument(options.at("--resume") +
+    const std::string& file = options.at("--resume");
+    // Before format 4 a per-unit time constant was one value per layer (docs/formats.md): it
+    // is given to every unit, whose Adam moments start at 0.
+    const bool format3 = resume.format_version < 4;
+    const auto& pv = trainer.parameters();
+    if (resume.values.size() != (format3 ? pv.format3_size() : pv.size()))
+      throw std::invalid_argument(file +
                                   ": checkpoint does not match the network of its configuration");
-    const auto narrowed = [&](const std::vector<double>& v, const char* what) {
-      return cast_values<Scalar>(v, options.at("--resume") + ": " + what);
+    const std::string values_at = file + ": /training/values";
+    auto values = format3 ? pv.from_format3(resume.values, false, values_at) : resume.values;
+    const auto moments = [&](const std::vector<double>& v, const char* what) {  // none: SGD
+      return format3 && !v.empty() ? pv.from_format3(v, true, file + ": " + what) : v;
     };
-    trainer.parameters().values() = narrowed(resume.values, "/training/values");
-    trainer.optimizer().restore(resume.adam_m, resume.adam_v, resume.optimizer_steps);
+    auto m = moments(resume.adam_m, "/training/adam_m");
+    auto v = moments(resume.adam_v, "/training/adam_v");
+    trainer.parameters().values() = cast_values<Scalar>(values, values_at);
+    trainer.optimizer().restore(std::move(m), std::move(v), resume.optimizer_steps);
     std::istringstream is(resume.rng_state);
     is >> trainer.rng();
     if (!is) throw std::invalid_argument(options.at("--resume") + ": corrupt RNG state");

@@ -7,7 +7,7 @@
 int main() {
   using P = egret::ContinuousEgruParams<double>;
   P p = P::random(/*units=*/64, /*inputs=*/16, /*seed=*/1, P::RandomInit{});
-  p.tau_m = 10;
+  p.tau_m.setConstant(10);
   p.window_input = 5;
   p.window_recurrent = 5;
   egret::Network<double> net;

@@ -112,7 +112,7 @@ class EventLoop {
       result_.layers[l].clocked = layer.clocked();
       tick_.push_back(layer.clocked() ? layer.next_internal_event().time : Scalar(0));
       last_active_step_.emplace_back(static_cast<std::size_t>(layer.units()), -1);
-      traces_.emplace_back(layer.units(), layer.output_time_constant());
+      traces_.emplace_back(layer.units(), [&](Index n) { return layer.output_time_constant(n); });
       if (layer.clocked()) refuse_ticks_beyond_budget(l);
     }
     schedule_readouts(options_, layers_ - 1, queue_, result_);

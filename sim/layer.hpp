@@ -93,13 +93,14 @@ class Layer {
   virtual std::string type_name() const = 0;
   virtual Index units() const = 0;
   virtual Index inputs() const = 0;
-  virtual Scalar output_time_constant() const = 0;
+  // The time constant of unit n's output trace (sim/output_trace.hpp); +inf for a held output.
+  virtual Scalar output_time_constant(Index unit) const = 0;
   // True for layers driven by a tick schedule (discrete time): their internal events are ticks.
   virtual bool clocked() const = 0;
 
   // Delta semantics (docs/model.md): a layer whose output is a real-valued state (BMRU's h, ...)
   // emits only its changes; an event's value is h_k - h_{k-1}. Its output trace then holds the
-  // sum of the changes, h itself (output_time_constant() is +inf), and the layer above must hold
+  // sum of the changes, h itself (output_time_constant(n) is +inf), and the layer above must hold
   // its inputs: Network::add_layer calls set_input_held(true) on it. A family that cannot
   // consume changes refuses.
   virtual bool output_is_held() const { return false; }

@@ -95,8 +95,9 @@ class LayerAdjoint {
   virtual Scalar interval_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& step,
                                   Scalar d_time) = 0;
 
-  // The output trace (generic, sim/output_trace.hpp) depends on the layer's output time constant.
-  virtual void add_output_time_constant_gradient(Scalar d) = 0;
+  // The output trace (generic, sim/output_trace.hpp) depends on each unit's output time constant:
+  // d is dL/dtau_o of unit `unit` (a family with one tau_o for the layer adds it there).
+  virtual void add_output_time_constant_gradient(Index unit, Scalar d) = 0;
 
   // After the sweep: what the initial state contributes (e.g. biases).
   virtual void finish() = 0;

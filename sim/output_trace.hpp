@@ -1,5 +1,5 @@
 // The exponential output trace of a layer's events (docs/model.md §1):
-//   tau_o do_n/dt = -o_n,   o_n += y at each event of unit n,
+//   tau_o,n do_n/dt = -o_n,   o_n += y at each event of unit n   (tau_o,n: unit n's own),
 // and its running integral I_n(t) = int_0^t o_n (for window readouts: the mean of o over
 // [t_a, t_b] is (I(t_b) - I(t_a)) / (t_b - t_a), a continuous function of the event times).
 // Kept lazily per unit (value and time of its last event): O(1) per event, O(N) per readout.
@@ -16,8 +16,11 @@ template <class Scalar>
 class OutputTrace {
  public:
   OutputTrace() = default;
-  OutputTrace(Index units, Scalar tau_o)
-      : tau_o_(tau_o), o_(units, 0), integral_(units, 0), t_(units, 0) {}
+  template <class TimeConstantOf>  // Scalar(Index unit)
+  OutputTrace(Index units, TimeConstantOf&& tau_o)
+      : tau_o_(static_cast<std::size_t>(units)), o_(units, 0), integral_(units, 0), t_(units, 0) {
+    for (Index n = 0; n < units; ++n) tau_o_[static_cast<std::size_t>(n)] = tau_o(n);
+  }
 
   // tau_o = +inf: the trace holds (o is the sum of the values, a held output's state).
   void add(Index unit, Scalar value, Scalar t) {
@@ -27,12 +30,13 @@ class OutputTrace {
   }
 
   Scalar integral_at(Index unit, Scalar t) const {
-    if (std::isinf(tau_o_)) return integral_[unit] + o_[unit] * (t - t_[unit]);
-    return integral_[unit] + tau_o_ * o_[unit] * (Scalar(1) - std::exp(-(t - t_[unit]) / tau_o_));
+    const Scalar tau = tau_o_[unit];
+    if (std::isinf(tau)) return integral_[unit] + o_[unit] * (t - t_[unit]);
+    return integral_[unit] + tau * o_[unit] * (Scalar(1) - std::exp(-(t - t_[unit]) / tau));
   }
 
   Scalar value_at(Index unit, Scalar t) const {
-    return o_[unit] * std::exp(-(t - t_[unit]) / tau_o_);
+    return o_[unit] * std::exp(-(t - t_[unit]) / tau_o_[unit]);
   }
 
   std::vector<Scalar> values_at(Scalar t) const {
@@ -41,11 +45,11 @@ class OutputTrace {
     return out;
   }
 
-  Scalar tau_o() const { return tau_o_; }
+  Scalar tau_o(Index unit) const { return tau_o_[unit]; }
   Index units() const { return static_cast<Index>(o_.size()); }
 
  private:
-  Scalar tau_o_ = 1;
+  std::vector<Scalar> tau_o_;
   std::vector<Scalar> o_;
   std::vector<Scalar> integral_;
   std::vector<Scalar> t_;

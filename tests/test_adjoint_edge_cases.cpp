@@ -40,7 +40,7 @@ Outcome backward_of(const P& p, double end, std::vector<double> d_o_scale = {1.0
 TEST(AdjointEdgeCases, GrazingCrossingsAreCounted) {
   // z - theta = 1e-9: dc/dt at the crossing is u (z - theta) / tau_m ~ 5e-11, below 1e-6.
   P p = P::zeros(1, 1, 0.5);
-  p.tau_m = 1.0;
+  p.tau_m.setConstant(1.0);
   p.b_z[0] = std::atanh(0.5 + 1e-9);
   p.c_init[0] = 0.49;
   const auto o = backward_of(p, 100.0);
@@ -76,7 +76,7 @@ class LayerWithoutAdjoint final : public egret::Layer<double> {
   std::string type_name() const override { return "forward_only"; }
   egret::Index units() const override { return 2; }
   egret::Index inputs() const override { return 1; }
-  double output_time_constant() const override { return 1; }
+  double output_time_constant(Index) const override { return 1; }
   bool clocked() const override { return false; }
   std::unique_ptr<egret::Layer<double>> clone() const override {
     return std::make_unique<LayerWithoutAdjoint>();

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -65,17 +66,19 @@ TEST(BadInput, ImpossibleParameters) {
   }
   {
     P p = P::zeros(3, 2);
-    p.tau_m = 0;
-    expect_error([&] { make(p); }, {"tau_m", "finite and > 0"});
-    p.tau_m = -1;
+    p.tau_m[1] = 0;  // one unit's own time constant: named with its index
+    expect_error([&] { make(p); }, {"tau_m[1]", "finite and > 0"});
+    p.tau_m[1] = -1;
+    expect_error([&] { make(p); }, {"tau_m[1]"});
+    p.tau_m[1] = kInf;
     expect_error([&] { make(p); }, {"tau_m"});
-    p.tau_m = kInf;
-    expect_error([&] { make(p); }, {"tau_m"});
+    p.tau_m.setConstant(4, 10);  // one value per unit: 3 of them
+    expect_error([&] { make(p); }, {"tau_m has shape 4x1, expected 3x1"});
   }
   {
     P p = P::zeros(3, 2);
-    p.tau_o = 0;
-    expect_error([&] { make(p); }, {"tau_o"});
+    p.tau_o[2] = 0;
+    expect_error([&] { make(p); }, {"tau_o[2]"});
   }
   {
     P p = P::zeros(3, 2);
@@ -150,14 +153,14 @@ TEST(BadInput, MismatchedShapes) {
 TEST(BadInput, UnphysicalTimeScalesAndThresholds) {
   auto make = [](P p) { egret::ContinuousEgruLayer<double> l(std::make_shared<P>(std::move(p))); };
   auto make_d = [](D p) { egret::DiscreteEgruLayer<double> l(std::make_shared<D>(std::move(p))); };
-  const std::pair<const char*, double P::*> time_scales[] = {
-      {"tau_m", &P::tau_m},
-      {"tau_o", &P::tau_o},
-      {"window_input", &P::window_input},
-      {"window_recurrent", &P::window_recurrent}};
+  const std::pair<const char*, std::function<double&(P&)>> time_scales[] = {
+      {"tau_m[0]", [](P& p) -> double& { return p.tau_m[0]; }},
+      {"tau_o[0]", [](P& p) -> double& { return p.tau_o[0]; }},
+      {"window_input", [](P& p) -> double& { return p.window_input; }},
+      {"window_recurrent", [](P& p) -> double& { return p.window_recurrent; }}};
   for (const auto& [name, field] : time_scales) {
     P p = P::zeros(3, 2);
-    p.*field = 1e-12;
+    field(p) = 1e-12;
     expect_error([&] { make(p); }, {name, "1e-12 ms is below the documented minimum 0.001 ms"});
   }
   {
@@ -165,7 +168,9 @@ TEST(BadInput, UnphysicalTimeScalesAndThresholds) {
     p.theta[2] = 1e-12;
     expect_error([&] { make(p); }, {"theta[2] = 1e-12 is below the documented minimum 1e-06"});
     p.theta[2] = 1e-6;
-    p.tau_m = p.tau_o = p.window_input = p.window_recurrent = 1e-3;
+    p.tau_m.setConstant(1e-3);
+    p.tau_o.setConstant(1e-3);
+    p.window_input = p.window_recurrent = 1e-3;
     make(p);  // the minimums themselves are accepted
   }
   {
@@ -182,7 +187,7 @@ TEST(BadInput, UnphysicalTimeScalesAndThresholds) {
 TEST(BadInput, EventBudget) {
   P p = P::zeros(2, 1, 0.3);
   p.b_z.setConstant(3);  // z = tanh(3) > theta: each unit fires periodically without input
-  p.tau_m = 1;
+  p.tau_m.setConstant(1);
   egret::Network<double> net;
   net.add_layer(std::make_unique<egret::ContinuousEgruLayer<double>>(std::make_shared<P>(p)));
   const egret::InputStream<double> in({}, 1);

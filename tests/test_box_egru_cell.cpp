@@ -35,7 +35,7 @@ TEST_P(ConstantGates, FirstCrossingAndPeriod) {
   p.b_u[0] = k.b_u;
   p.b_z[0] = k.b_z;
   p.c_init[0] = k.c0;
-  p.tau_m = k.tau_m;
+  p.tau_m.setConstant(k.tau_m);
   const long double u = sigmoidl(k.b_u), z = std::tanh(static_cast<long double>(k.b_z));
   const long double th = k.theta, tau = k.tau_m;
   const long double first = (tau / u) * std::log((z - k.c0) / (z - th));

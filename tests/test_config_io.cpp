@@ -53,7 +53,7 @@ TEST(ConfigIo, ParsesAndBuildsANetwork) {
   ASSERT_NE(net.readout(), nullptr);
   EXPECT_EQ(net.readout()->classes(), 2);
   const auto& l0 = dynamic_cast<const egret::ContinuousEgruLayer<double>&>(net.layer(0));
-  EXPECT_EQ(l0.params().tau_m, 5.0);
+  EXPECT_TRUE((l0.params().tau_m.array() == 5.0).all());  // the scalar key, broadcast
   EXPECT_EQ(l0.params().theta[0], 0.4);
   // Same seed, same parameters.
   auto again = egret::build_network<double>(cfg);

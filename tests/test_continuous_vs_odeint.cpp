@@ -144,7 +144,7 @@ class OdeintReference {
         const Index g = offset_[l] + m;
         u[g] = sigmoid(a_u_[g]);
         z[g] = std::tanh(a_z_[g]);
-        tau[g] = layers_[l].tau_m;
+        tau[g] = layers_[l].tau_m[m];
         theta[g] = layers_[l].theta[m];
       }
     auto rhs = [&](const State& x, State& dxdt, double) {
@@ -204,8 +204,8 @@ P random_layer(Index n, Index d, std::uint64_t seed, double w_in, double w_rec) 
   init.threshold = 0.3;
   P p = P::random(n, d, seed, init);
   for (Index m = 0; m < n; ++m) p.theta[m] = 0.25 + 0.02 * static_cast<double>(m % 5);
-  p.tau_m = 4.0;
-  p.tau_o = 5.0;
+  p.tau_m.setConstant(4.0);
+  p.tau_o.setConstant(5.0);
   p.window_input = w_in;
   p.window_recurrent = w_rec;
   return p;

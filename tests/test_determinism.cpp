@@ -77,7 +77,7 @@ TEST(Determinism, SimultaneousCrossingsAreOrderIndependent) {
   auto make = [](bool swapped) {
     P p = P::zeros(3, 1, 0.4);
     p.self_recurrence = true;  // each twin also reaches itself
-    p.tau_m = 2.0;
+    p.tau_m.setConstant(2.0);
     p.b_z << 0.9, 0.9, 0.0;
     p.b_r << 0.3, 0.3, 0.0;
     // Units 0 and 1 are twins; each excites unit 2 differently, so a wrong order would show.

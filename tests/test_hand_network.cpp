@@ -20,8 +20,8 @@ double sig(double a) {
 P three_units(bool self_recurrence, double v_z00) {
   P p = P::zeros(3, 1, 0.5);
   p.self_recurrence = self_recurrence;
-  p.tau_m = 1.0;
-  p.tau_o = 2.0;
+  p.tau_m.setConstant(1.0);
+  p.tau_o.setConstant(2.0);
   p.b_z << 0.5, 0, 0;
   p.U_u.col(0) << 0.5, 0, -0.5;
   p.U_r.col(0) << 0, 0.25, 0;

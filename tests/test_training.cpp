@@ -31,12 +31,12 @@ egret::Network<double> small_network() {
   P p0 = P::random(5, 3, 7, init, /*self_recurrence=*/true);
   p0.window_input = 3;
   p0.window_recurrent = 2;
-  p0.tau_m = 4;
-  p0.tau_o = 5;
+  p0.tau_m.setConstant(4);
+  p0.tau_o.setConstant(5);
   P p1 = P::random(3, 5, 8, init);
   p1.window_input = 4;
-  p1.tau_m = 3;
-  p1.tau_o = 6;
+  p1.tau_m.setConstant(3);
+  p1.tau_o.setConstant(6);
   egret::Network<double> net;
   net.add_layer(std::make_unique<egret::ContinuousEgruLayer<double>>(std::make_shared<P>(p0)));
   net.add_layer(std::make_unique<egret::ContinuousEgruLayer<double>>(std::make_shared<P>(p1)));

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -116,6 +117,45 @@ class ParameterVector {
   }
 
   bool trains_time_constants() const { return train_tau_; }
+
+  // Checkpoints before format 4 (docs/formats.md) held one value per layer for a parameter that
+  // is now per unit (ParameterSpec::was_scalar): their layout has that many fewer values.
+  std::size_t format3_size() const {
+    std::size_t n = values_.size();
+    for (const auto& p : templates_)
+      for (const auto& e : p)
+        if (trains(e.spec) && e.spec.was_scalar) n -= static_cast<std::size_t>(e.value.size()) - 1;
+    return n;
+  }
+  // Values in the format-3 layout (format3_size() of them) in today's: such a layer's one value
+  // repeated for every unit. `moments`: Adam's moments, which restart at 0 there instead (the
+  // shared value's moments are not any one unit's).
+  std::vector<double> from_format3(const std::vector<double>& old, bool moments,
+                                   const std::string& where) const {
+    if (old.size() != format3_size())
+      throw std::invalid_argument(where + ": " + std::to_string(old.size()) +
+                                  " values, a format-3 checkpoint of this network has " +
+                                  std::to_string(format3_size()));
+    std::vector<double> out;
+    out.reserve(values_.size());
+    std::size_t pos = 0;
+    for (const auto& p : templates_) {
+      for (const auto& e : p) {
+        if (!trains(e.spec)) continue;
+        if (!e.spec.was_scalar) {
+          const auto n = static_cast<std::ptrdiff_t>(e.value.size());
+          out.insert(out.end(), old.begin() + static_cast<std::ptrdiff_t>(pos),
+                     old.begin() + static_cast<std::ptrdiff_t>(pos) + n);
+          pos += static_cast<std::size_t>(n);
+          continue;
+        }
+        out.insert(out.end(), static_cast<std::size_t>(e.value.size()), moments ? 0.0 : old[pos]);
+        ++pos;
+      }
+    }
+    out.insert(out.end(), old.begin() + static_cast<std::ptrdiff_t>(pos), old.end());  // readout
+    return out;
+  }
 
   static Scalar softplus(Scalar x) {
     return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));

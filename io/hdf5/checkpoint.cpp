@@ -15,7 +15,10 @@ namespace {
 // 3: a family key may name the value a configuration saved before the key existed implies
 // (SettingKey::legacy_value); version 2 is read with those values filled in
 // (io/config/network_config.hpp with_legacy_settings). docs/formats.md lists them.
-constexpr std::int64_t kCheckpointVersion = 3;
+// 4: time constants per unit (ParameterSpec::was_scalar): versions 2 and 3 hold one value per
+// layer, which the readers of the training values broadcast (ParameterVector::from_format3).
+constexpr std::int64_t kCheckpointVersion = 4;
+constexpr std::int64_t kNewestVersionNeedingLegacySettings = 2;
 constexpr std::int64_t kOldestReadableVersion = 2;
 constexpr const char* kIntegrityTable = "egret_integrity";
 constexpr const char* kIntegrityTableCrc = "egret_integrity_crc64";
@@ -301,7 +304,8 @@ Checkpoint read_checkpoint_contents(const std::string& path) {
   c.epoch = static_cast<int>(epoch);
   c.optimizer_steps = h5::read_int_attribute(f, "optimizer_steps", path);
   c.config_text = h5::read_string_attribute(f, "configuration", path);
-  if (version < kCheckpointVersion)
+  c.format_version = version;
+  if (version <= kNewestVersionNeedingLegacySettings)
     c.config_text = with_legacy_settings(c.config_text, path + ": configuration");
   c.rng_state = h5::read_string_attribute(f, "rng_state", path);
   h5::Id training = h5::open_group(f, "training", path);

@@ -27,6 +27,9 @@
 namespace egret {
 
 struct Checkpoint {
+  // The file's egret_format_version (docs/formats.md). Before 4, a per-unit time constant is one
+  // value per layer, in /training and /parameters: ParameterVector::from_format3 reads them.
+  std::int64_t format_version = 4;
   std::string config_text;  // the training configuration, verbatim
   int epoch = 0;
   std::vector<double> values;
@@ -63,13 +66,15 @@ Network<Scalar> with_exact_constrained_parameters(const Network<Scalar>& net, co
       const auto it = c.natural_parameters.find(name);
       if (it == c.natural_parameters.end()) continue;
       const Index rows = e.value.rows(), cols = e.value.cols();
-      if (static_cast<Index>(it->second.size()) != rows * cols)
+      // Before format 4 a per-unit time constant was one attribute for the layer: every unit's.
+      const bool broadcast = e.spec.was_scalar && it->second.size() == 1 && c.format_version < 4;
+      if (!broadcast && static_cast<Index>(it->second.size()) != rows * cols)
         throw std::runtime_error(path + ": /parameters " + name + " has " +
                                  std::to_string(it->second.size()) + " values, the network " +
                                  std::to_string(rows * cols));
       for (Index i = 0; i < rows; ++i) {
         for (Index j = 0; j < cols; ++j) {
-          const double v = it->second[static_cast<std::size_t>(i * cols + j)];
+          const double v = it->second[broadcast ? 0 : static_cast<std::size_t>(i * cols + j)];
           const double trained = static_cast<double>(e.value(i, j));
           if (!(std::abs(v - trained) <= 1e-6 * std::max(std::abs(v), std::abs(trained)))) {
             std::ostringstream os;

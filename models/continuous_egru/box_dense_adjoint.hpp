@@ -55,7 +55,8 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     if (cost) lam_c_cost_.setZero(p.units());
     const Scalar cost_term =
         cost ? add_state_cost(replay_.after(i - 1).c, in.c_end, in.u, in.z, dt, lam_c_cost_) : 0;
-    const Scalar flow_term = (lam_c_ * in.u * (in.z - in.c_end)).sum() / p.tau_m + cost_term;
+    const Scalar flow_term =
+        (lam_c_ * in.u * (in.z - in.c_end) / p.tau_m.array()).sum() + cost_term;
     g_step += flow_term;
     Scalar lam_c0_extra = 0, to_previous = 0, routed = g_step;
     if (crossing) {
@@ -97,7 +98,7 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     Array u, z;
     Cell::gates(after.a_u, after.a_z, u, z);
     Array c_end = after.c;
-    Cell::advance(c_end, u, z, dt, p_->tau_m);
+    Cell::advance(c_end, u, z, dt, p_->tau_m.array());
     const Scalar d_dt = add_state_cost(after.c, c_end, u, z, dt, lam_c_);
     if (last >= 0) pending_time_ = -d_dt;
   }
@@ -121,8 +122,8 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     const Index n = p_->units();
     lam_u_gate_.setZero(n);
     lam_z_gate_.setZero(n);
-    Cell::flow_adjoint(lam_c_, in.c_end, in.u, in.z, dt, p_->tau_m, lam_c0_, lam_u_gate_,
-                       lam_z_gate_, (*g_.tau_m)(0, 0));
+    Cell::flow_adjoint(lam_c_, in.c_end, in.u, in.z, dt, p_->tau_m.array(), lam_c0_, lam_u_gate_,
+                       lam_z_gate_, g_.tau_m->col(0).array());
     lam_u_ += lam_u_gate_ * in.u * (Scalar(1) - in.u);
     lam_z_ += lam_z_gate_ * (Scalar(1) - in.z * in.z);
     lam_c_.swap(lam_c0_);

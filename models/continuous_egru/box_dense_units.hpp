@@ -36,6 +36,7 @@ class DenseEgruUnits {
     const Index n = p.units();
     for (Array* v : {&a_u_, &a_r_, &a_z_, &c_, &u_, &z_, &crossing_}) v->resize(n);
     theta_ = p.theta.array();
+    tau_m_ = p.tau_m.array();
   }
 
   // Every unit at t = 0 with its initial state, settled.
@@ -62,7 +63,7 @@ class DenseEgruUnits {
   void begin_time(Scalar t, const Params& p) {
     if (t == t_last_) return;
     settle(p);
-    Cell::advance(c_, u_, z_, t - t_last_, p.tau_m);
+    Cell::advance(c_, u_, z_, t - t_last_, tau_m_);
     t_last_ = t;
   }
 
@@ -80,10 +81,10 @@ class DenseEgruUnits {
 
   // The gates and every unit's next crossing time from the state at t_last, and the earliest
   // (ties go to the smallest unit index); once per batch of events at one time.
-  void settle(const Params& p) {
+  void settle(const Params&) {
     if (!dirty_) return;
     Cell::gates(a_u_, a_z_, u_, z_);
-    Cell::crossing_times(c_, u_, z_, theta_, p.tau_m, t_last_, crossing_);
+    Cell::crossing_times(c_, u_, z_, theta_, tau_m_, t_last_, crossing_);
     find_earliest();
     dirty_ = false;
   }
@@ -103,12 +104,12 @@ class DenseEgruUnits {
   }
 
   // c of every unit at time t >= t_last, with the settled gates.
-  void state_at(Scalar t, Scalar tau_m, Scalar* c_out) const {
+  void state_at(Scalar t, Scalar* c_out) const {
     for (Index m = 0; m < units(); ++m)
-      c_out[m] = Cell::flow(c_[m], u_[m], z_[m], t - t_last_, tau_m);
+      c_out[m] = Cell::flow(c_[m], u_[m], z_[m], t - t_last_, tau_m_[m]);
   }
   // A checkpoint of the tape (checkpoint_layout.hpp): [c; a_u; a_z] at t_last.
-  void append_state_now(Scalar, std::vector<Scalar>& out) const {
+  void append_state_now(std::vector<Scalar>& out) const {
     CheckpointLayout::append(out, units(), GateKernel::kBox, [&](CheckpointBlock b, Scalar* to) {
       const Array& from = b == CheckpointBlock::kC ? c_ : b == CheckpointBlock::kAu ? a_u_ : a_z_;
       std::copy(from.data(), from.data() + from.size(), to);
@@ -133,7 +134,7 @@ class DenseEgruUnits {
   }
 
   Array a_u_, a_r_, a_z_, c_;  // state at t_last_
-  Array theta_;                // thresholds (array copy of the parameter)
+  Array theta_, tau_m_;        // thresholds and state time constants (copies of the parameters)
   Scalar t_last_ = 0;
   // Derived from the state by settle(): gates (constant until the next event), each unit's
   // absolute next crossing time, the earliest; dirty_ when an event changed the state.

@@ -109,10 +109,12 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru/egru_gates.hpp
     return g;
   }
 
-  // ---- Array forms: the same equations for all units of a layer.
+  // ---- Array forms: the same equations for all units of a layer, each with its own tau_m (an
+  // array, or a segment of one, of the units' time constants).
 
   // c <- flow(c, u, z, dt, tau_m), in place.
-  static void advance(Array& c, const Array& u, const Array& z, Scalar dt, Scalar tau_m) {
+  template <class Tau>
+  static void advance(Array& c, const Array& u, const Array& z, Scalar dt, const Tau& tau_m) {
     c += (z - c) * (Scalar(1) - (u * (-dt / tau_m)).exp());
   }
 
@@ -121,24 +123,25 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru/egru_gates.hpp
   //   dc_end/dc0 = E = exp(-u dt/tau_m)          dc_end/dz = 1 - E
   //   dc_end/du  = (z - c_end) dt / tau_m         dc_end/dtau_m = -(z - c_end) u dt / tau_m^2
   // (z - c_end = (z - c0) E lets every term use c_end). lam_c0 is overwritten, lam_u / lam_z /
-  // lam_tau are accumulated.
+  // lam_tau (per unit) are accumulated.
+  template <class Tau, class LamTau>
   static void flow_adjoint(const Array& lam_end, const Array& c_end, const Array& u, const Array& z,
-                           Scalar dt, Scalar tau_m, Array& lam_c0, Array& lam_u, Array& lam_z,
-                           Scalar& lam_tau) {
+                           Scalar dt, const Tau& tau_m, Array& lam_c0, Array& lam_u, Array& lam_z,
+                           LamTau&& lam_tau) {
     // lam_c0 holds E first: no temporary arrays (this runs at every interval of training).
     lam_c0 = (u * (-dt / tau_m)).exp();
     lam_z += lam_end * (Scalar(1) - lam_c0);
     lam_c0 *= lam_end;
     const auto gap = lam_end * (z - c_end);
     lam_u += gap * (dt / tau_m);
-    lam_tau -= (gap * u).sum() * dt / (tau_m * tau_m);
+    lam_tau -= gap * u * dt / (tau_m * tau_m);
   }
 
   // Absolute next crossing times t + time_to_crossing(...) for every unit (arguments: arrays or
   // segments of arrays).
-  template <class C, class U, class Z, class Theta, class Out>
-  static void crossing_times(const C& c, const U& u, const Z& z, const Theta& theta, Scalar tau_m,
-                             Scalar t, Out&& out) {
+  template <class C, class U, class Z, class Theta, class Tau, class Out>
+  static void crossing_times(const C& c, const U& u, const Z& z, const Theta& theta,
+                             const Tau& tau_m, Scalar t, Out&& out) {
     // Every term as an array expression, then the cases in a plain loop: Eigen 3.4 evaluates
     // select() one lane at a time, so a log or division inside it would be scalar (docs/speed.md
     // has the measurement). Lanes with z <= theta or c >= theta compute a
@@ -151,9 +154,9 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru/egru_gates.hpp
   // with x = (theta - c) / (z - theta) gives dt* >= (tau_m / u) (theta - c) / (z - c). Exact
   // (equal to crossing_times) where the unit crosses now (c >= theta) or never (z <= theta).
   // A sparse layer keeps these for units that cannot be the next to cross.
-  template <class C, class U, class Z, class Theta, class Out>
+  template <class C, class U, class Z, class Theta, class Tau, class Out>
   static void crossing_time_lower_bounds(const C& c, const U& u, const Z& z, const Theta& theta,
-                                         Scalar tau_m, Scalar t, Out&& out) {
+                                         const Tau& tau_m, Scalar t, Out&& out) {
     out = t + (tau_m * u.inverse()) * ((theta - c) / (z - c));
     keep_cases(c, z, theta, t, out);
   }

@@ -10,7 +10,7 @@
 // several intervals with the same gates composes to the flow over their union.
 //
 // The time adjoints follow the same split. A piece of unit m from step a to step e contributes
-// q = lam_c,m(T_e-) u_m (z_m - c_m(T_e-)) / tau_m to the time adjoint of e and -q to that of a
+// q = lam_c,m(T_e-) u_m (z_m - c_m(T_e-)) / tau_m,m to the time adjoint of e and -q to that of a
 // (lam_c (z - c) is constant along the piece); a unit untouched at a step has no term there,
 // since its two terms would cancel. A crossing's time depends on the crossing unit's anchor
 // (T = T_a + dt*(c_m(T_a+), u_m, z_m)): its time adjoint goes to step a, and its dependence on c
@@ -52,14 +52,12 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     input_grad_.assign(replay_.input_connections().connections.size(), WeightGradient{});
     recurrent_grad_.assign(replay_.recurrent_connections().connections.size(), WeightGradient{});
     touched_sum_ = 0;
-    d_tau_m_ = 0;
     if (this->state_cost_.active()) add_final_pieces_cost();
   }
 
   void finish() override {
     scatter(replay_.input_connections(), input_grad_, *g_.U_u, *g_.U_r, *g_.U_z);
     scatter(replay_.recurrent_connections(), recurrent_grad_, *g_.V_u, *g_.V_r, *g_.V_z);
-    (*g_.tau_m)(0, 0) += d_tau_m_;
     // Only connections were written: no absent weight (nor, without self-recurrence, the
     // diagonal of V) has a gradient to clear.
     this->add_initial_state_gradient();
@@ -90,7 +88,7 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     const bool cost = this->state_cost_.active();
     if (cost) cost_c0_.clear();
     for (const Piece& pc : pieces) {  // the ends and starts of the pieces move with the steps
-      Scalar q = lam_c_[pc.unit] * pc.u * (pc.z - pc.c_end) / p_->tau_m;
+      Scalar q = lam_c_[pc.unit] * pc.u * (pc.z - pc.c_end) / p_->tau_m[pc.unit];
       if (cost && pc.dt != 0) q += piece_cost(pc);  // the state cost moves with them too
       g += q;
       if (q != 0) add_to_anchor(pc.anchor, -q);
@@ -218,21 +216,20 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
   // stay in registers: as members they were a chain of loads and stores through memory (a fifth
   // of this function's time).
   void move_back(typename SparseEgruReplay<Scalar>::Pieces pieces) {
-    const Scalar tau = p_->tau_m;
-    Scalar d_tau = 0, sum = 0;
+    Scalar sum = 0;
     for (const Piece& pc : pieces) {
       const Index m = pc.unit;
       if (pc.dt != 0) {
+        const Scalar tau = p_->tau_m[m];
         const Scalar lam_end = lam_c_[m];
         const Scalar gap = lam_end * (pc.z - pc.c_end);
         lam_z_[m] += lam_end * (Scalar(1) - pc.decay) * Cell::candidate_derivative(pc.z);
         lam_u_[m] += gap * (pc.dt / tau) * Cell::sigmoid_derivative(pc.u);
-        d_tau -= gap * pc.u * pc.dt;
+        (*g_.tau_m)(m, 0) -= gap * pc.u * pc.dt / (tau * tau);
         lam_c_[m] = lam_end * pc.decay;
       }
       sum += (lam_c_[m] + lam_u_[m]) + (lam_r_[m] + lam_z_[m]);  // two short chains, not one long
     }
-    d_tau_m_ += d_tau / (tau * tau);
     touched_sum_ = sum;
   }
 
@@ -240,7 +237,6 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
   // there, the starts of pieces). Transient, one Scalar per step.
   std::vector<Scalar> anchor_time_adjoint_;
   std::vector<WeightGradient> input_grad_, recurrent_grad_;  // per connection
-  Scalar d_tau_m_ = 0;                                       // the flows' part of dL/dtau_m
   Scalar touched_sum_ = 0;                         // of the adjoints the current step changed
   std::vector<std::pair<Index, Scalar>> cost_c0_;  // a step's state-cost terms at the anchors
 };

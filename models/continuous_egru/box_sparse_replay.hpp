@@ -69,9 +69,10 @@ class SparseEgruReplay {
     p_ = &p;
     steps_.begin(tape, layer, CheckpointLayout::width(p));  // box kernel: [c; a_u; a_z]
     unit_.assign(static_cast<std::size_t>(p.units()), UnitState{});
-    for (auto* a :
-         {&batch_c_, &batch_u_, &batch_z_, &batch_dt_, &batch_a_u_, &batch_a_z_, &batch_decay_})
+    for (auto* a : {&batch_c_, &batch_u_, &batch_z_, &batch_dt_, &batch_a_u_, &batch_a_z_,
+                    &batch_decay_, &batch_tau_m_})
       a->setZero(Cell::whole_packets(p.units()));
+    batch_tau_m_.setOnes();  // finite in the lanes past the touched units
     touched_.reserve(static_cast<std::size_t>(p.units()));
     batch_anchor_.resize(static_cast<std::size_t>(p.units()));
     first_ = 0;
@@ -112,7 +113,7 @@ class SparseEgruReplay {
       pc.u = r.u;
       pc.z = r.z;
       pc.dt = end - r.t_anchor;
-      pc.decay = std::exp(-r.u * pc.dt / p_->tau_m);
+      pc.decay = std::exp(-r.u * pc.dt / p_->tau_m[static_cast<Index>(m)]);
       pc.c_end = r.c + (r.z - r.c) * (Scalar(1) - pc.decay);
     }
     return {final_.data(), final_.data() + final_.size()};
@@ -216,13 +217,14 @@ class SparseEgruReplay {
       batch_u_[i] = r.u;
       batch_z_[i] = r.z;
       batch_dt_[i] = t - r.t_anchor;
+      batch_tau_m_[i] = p_->tau_m[touched_[static_cast<std::size_t>(i)]];
       batch_a_u_[i] = r.a_u;
       batch_a_z_[i] = r.a_z;
       batch_anchor_[static_cast<std::size_t>(i)] = r.anchor;
     }
     const Index kp = Cell::whole_packets(k);
     auto u = batch_u_.head(kp), z = batch_z_.head(kp), decay = batch_decay_.head(kp);
-    decay = (u * (-batch_dt_.head(kp) / p_->tau_m)).exp();
+    decay = (u * (-batch_dt_.head(kp) / batch_tau_m_.head(kp))).exp();
     const std::size_t at = pieces_.size();
     pieces_.resize(at + static_cast<std::size_t>(k));
     Piece* out = pieces_.data() + at;
@@ -265,7 +267,7 @@ class SparseEgruReplay {
   std::vector<UnitState> unit_;
   std::vector<Index> touched_;  // by the current step, in order
   using Array = typename Cell::Array;
-  Array batch_c_, batch_u_, batch_z_, batch_dt_, batch_a_u_, batch_a_z_, batch_decay_;
+  Array batch_c_, batch_u_, batch_z_, batch_dt_, batch_a_u_, batch_a_z_, batch_decay_, batch_tau_m_;
   std::vector<Index> batch_anchor_;
   Index first_ = 0, last_ = -1;         // the run: steps first_ .. last_
   std::vector<Piece> pieces_;           // the run's pieces, step by step

@@ -67,8 +67,11 @@ class SparseEgruUnits {
     const Index n = p.units();
     unit_.resize(static_cast<std::size_t>(n));
     for (Array* a : {&gather_c_, &gather_u_, &gather_z_, &gather_dt_, &gather_a_u_, &gather_a_z_,
-                     &gather_theta_, &gather_crossing_})
+                     &gather_theta_, &gather_tau_m_, &gather_crossing_})
       a->setZero(Cell::whole_packets(n));
+    // Kept apart from the records (one cache line each): the time constants only enter settle().
+    tau_m_ = p.tau_m.array();
+    gather_tau_m_.setOnes();  // lanes past the touched units: finite leftovers, as the others
     status_.assign(static_cast<std::size_t>(n), 0);
     crossing_.setConstant(n, std::numeric_limits<Scalar>::infinity());
     touched_.reserve(static_cast<std::size_t>(n));
@@ -146,12 +149,13 @@ class SparseEgruUnits {
     // without them Eigen finishes each expression with scalar exp and divisions.
     const Index kp = Cell::whole_packets(k);
     auto c = gather_c_.head(kp), u = gather_u_.head(kp), z = gather_z_.head(kp);
-    c += (z - c) * (Scalar(1) - (u * (-gather_dt_.head(kp) / p.tau_m)).exp());
+    const auto tau_m = gather_tau_m_.head(kp);
+    c += (z - c) * (Scalar(1) - (u * (-gather_dt_.head(kp) / tau_m)).exp());
     Cell::gates(gather_a_u_.head(kp), gather_a_z_.head(kp), u, z);
-    Cell::crossing_time_lower_bounds(c, u, z, gather_theta_.head(kp), p.tau_m, now_,
+    Cell::crossing_time_lower_bounds(c, u, z, gather_theta_.head(kp), tau_m, now_,
                                      gather_crossing_.head(kp));
     scatter_touched();
-    find_earliest(p.tau_m);
+    find_earliest();
   }
 
   // Requires settle() since the last change.
@@ -163,41 +167,41 @@ class SparseEgruUnits {
   // The units whose crossing time is t (the earliest), in increasing index order. Below the
   // list's bound every unit at t is in the list, so only the list is searched. A unit holding a
   // lower bound equal to t may still cross later: its exact time decides.
-  void units_crossing_at(Scalar t, const Params& p, std::vector<Index>& out) {
+  void units_crossing_at(Scalar t, const Params&, std::vector<Index>& out) {
     if (t < earliest_.bound()) {
       crossing_units_.clear();
       earliest_.units_at(t, crossing_units_);
       for (Index m : crossing_units_) {
-        make_exact(m, p.tau_m);
+        make_exact(m);
         if (crossing_[m] == t) out.push_back(m);
       }
       return;
     }
     for (Index m = 0; m < units(); ++m) {
       if (crossing_[m] != t) continue;
-      make_exact(m, p.tau_m);
+      make_exact(m);
       if (crossing_[m] == t) out.push_back(m);
     }
   }
   // Every unit's exact next crossing time (for tests and diagnostics: computes the deferred ones).
-  const Array& crossing_times(const Params& p) {
-    for (Index m = 0; m < units(); ++m) make_exact(m, p.tau_m);
+  const Array& crossing_times(const Params&) {
+    for (Index m = 0; m < units(); ++m) make_exact(m);
     return crossing_;
   }
 
   // c of every unit at time t >= each anchor.
-  void state_at(Scalar t, Scalar tau_m, Scalar* c_out) const {
+  void state_at(Scalar t, Scalar* c_out) const {
     for (Index m = 0; m < units(); ++m) {
       const UnitRecord& r = unit(m);
-      c_out[m] = Cell::flow(r.c, r.u, r.z, t - r.anchor, tau_m);
+      c_out[m] = Cell::flow(r.c, r.u, r.z, t - r.anchor, tau_m_[m]);
     }
   }
   // The dense state [c; a_u; a_z] at now(), for a checkpoint of the tape. Every unit's gates
   // are still those of its interval up to now() (a touched unit's are replaced by settle()).
-  void append_state_now(Scalar tau_m, std::vector<Scalar>& out) const {
+  void append_state_now(std::vector<Scalar>& out) const {
     const auto n = static_cast<Index>(unit_.size());
     CheckpointLayout::append(out, n, GateKernel::kBox, [&](CheckpointBlock b, Scalar* to) {
-      if (b == CheckpointBlock::kC) return state_at(now_, tau_m, to);
+      if (b == CheckpointBlock::kC) return state_at(now_, to);
       for (std::size_t m = 0; m < unit_.size(); ++m)
         to[m] = b == CheckpointBlock::kAu ? unit_[m].a_u : unit_[m].a_z;
     });
@@ -214,7 +218,9 @@ class SparseEgruUnits {
     const UnitRecord* units = unit_.data();
     Scalar *gc = gather_c_.data(), *gu = gather_u_.data(), *gz = gather_z_.data();
     Scalar *gdt = gather_dt_.data(), *gau = gather_a_u_.data(), *gaz = gather_a_z_.data();
-    Scalar* gth = gather_theta_.data();
+    Scalar *gth = gather_theta_.data(), *gtau = gather_tau_m_.data();
+    const Scalar* tau_m = tau_m_.data();
+    for (std::size_t j = 0; j < i; ++j) gtau[j] = tau_m[touched[j]];
     const Scalar now = now_;
     for (; i < touched_.size(); ++i) {
       const UnitRecord& r = units[touched[i]];
@@ -225,6 +231,7 @@ class SparseEgruUnits {
       gau[i] = r.a_u;
       gaz[i] = r.a_z;
       gth[i] = r.theta;
+      gtau[i] = tau_m[touched[i]];
     }
   }
 #if defined(__GNUC__) && !defined(__clang__)
@@ -303,22 +310,22 @@ class SparseEgruUnits {
 
   // Until the list's head holds an exact time: a lower bound there is replaced by its exact
   // time, which moves the unit back.
-  void find_earliest(Scalar tau_m) {
+  void find_earliest() {
     for (;;) {
       if (earliest_.needs_rebuild()) earliest_.rebuild(crossing_.data(), units());
       if (earliest_.empty() || (status_[static_cast<std::size_t>(earliest_.first_unit())] & kExact))
         return;
-      make_exact(earliest_.first_unit(), tau_m);
+      make_exact(earliest_.first_unit());
     }
   }
   // The exact crossing time of an unmarked unit from its state at its anchor (the cell's scalar
   // form, BoxEgruCell::time_to_crossing).
-  void make_exact(Index m, Scalar tau_m) {
+  void make_exact(Index m) {
     auto& status = status_[static_cast<std::size_t>(m)];
     if (status & kExact) return;
     const UnitRecord& r = unit(m);
     const Scalar before = crossing_[m];
-    crossing_[m] = r.anchor + Cell::time_to_crossing(r.c, r.u, r.z, r.theta, tau_m);
+    crossing_[m] = r.anchor + Cell::time_to_crossing(r.c, r.u, r.z, r.theta, tau_m_[m]);
     status |= kExact;
     earliest_.update(m, before, crossing_[m]);
   }
@@ -332,6 +339,7 @@ class SparseEgruUnits {
   std::shared_ptr<const SparseEgruConnections<Scalar>> connections_;
   std::vector<UnitRecord> unit_;
   Array crossing_;  // each unit's next crossing time or a lower bound of it (kExact)
+  Array tau_m_;     // each unit's state time constant
   Scalar now_ = 0;
   // Per unit: kMarked, touched since the last settle(); kExact, crossing_[m] is exact, not a
   // lower bound. One byte, so that settle() writes one place per unit.
@@ -339,7 +347,7 @@ class SparseEgruUnits {
   std::vector<std::uint8_t> status_;
   std::vector<Index> touched_;
   Array gather_c_, gather_dt_, gather_u_, gather_z_, gather_a_u_, gather_a_z_, gather_theta_,
-      gather_crossing_;
+      gather_tau_m_, gather_crossing_;
   EarliestCrossings<Scalar> earliest_;
   std::vector<Index> crossing_units_;  // scratch of units_crossing_at
 };

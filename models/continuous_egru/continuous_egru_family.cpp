@@ -23,12 +23,11 @@ std::unique_ptr<Layer<Scalar>> make_continuous_egru(const LayerRecipe& r) {
   using P = ContinuousEgruParams<Scalar>;
   const bool self_recurrence = r.settings.flag("self_recurrence");
   P p = P::random(r.units, r.inputs, r.seed, egru_random_init<Scalar>(r.settings), self_recurrence);
-  p.tau_m = r.settings.as<Scalar>("tau_m");
-  p.tau_o = r.settings.as<Scalar>("tau_o");
+  p.set_time_constants(r.settings.as<Scalar>("tau_m"), r.settings.as<Scalar>("tau_o"),
+                       r.settings.as<Scalar>("tau_s"));
   p.window_input = r.settings.as<Scalar>("window_input");
   p.window_recurrent = r.settings.as<Scalar>("window_recurrent");
   p.gate_kernel = r.settings.choice("gate_kernel") == 1 ? GateKernel::kExp : GateKernel::kBox;
-  p.tau_s = r.settings.as<Scalar>("tau_s");
   p.ode_tolerance = r.settings.as<Scalar>("ode_tolerance");
   p.crossing_tolerance = r.settings.as<Scalar>("crossing_tolerance");
   const double input_fraction = r.settings.get("connectivity.input");

@@ -46,7 +46,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   std::string type_name() const override { return "continuous_egru"; }
   Index units() const override { return p_->units(); }
   Index inputs() const override { return p_->inputs(); }
-  Scalar output_time_constant() const override { return p_->tau_o; }
+  Scalar output_time_constant(Index unit) const override { return p_->tau_o[unit]; }
   bool clocked() const override { return false; }
   const Params& params() const { return *p_; }
 
@@ -132,7 +132,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     LayerState<Scalar> s;
     visit([&](auto& u) {
       u.settle(*p_);
-      u.state_at(t, p_->tau_m, c.data());
+      u.state_at(t, c.data());
       auto [a_u, a_r, a_z] = u.preactivations(t);
       s.variables = {{"a_u", a_u}, {"a_r", a_r}, {"a_z", a_z}, {"c", c}};
     });
@@ -179,7 +179,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   void record_step_state(EventKind, std::vector<Scalar>& out) const override {
     if (steps_to_checkpoint_-- > 0) return;
     steps_to_checkpoint_ = checkpoint_every_ - 1;
-    visit([&](auto& u) { u.append_state_now(p_->tau_m, out); });
+    visit([&](auto& u) { u.append_state_now(out); });
   }
   // About kCheckpointBytesPerStep of checkpoint per step, whatever the size of the layer.
   std::int64_t auto_checkpoint_every() const {

@@ -12,8 +12,9 @@ enum class GateKernel { kBox, kExp };
 template <class Scalar>
 struct ContinuousEgruParams : EgruWeights<Scalar> {
   Vector<Scalar> c_init;  // internal state at t = 0, each < theta (default 0)
-  Scalar tau_m = 10;      // state time constant [ms]
-  Scalar tau_o = 10;      // output-trace time constant [ms]
+  // The time constants [ms], one per unit (N; a configuration's scalar is broadcast): the
+  // state's, the output trace's and, with the exp kernel, the gates'.
+  Vector<Scalar> tau_m, tau_o, tau_s;
   Scalar window_input = std::numeric_limits<Scalar>::infinity();      // hold of inputs [ms]
   Scalar window_recurrent = std::numeric_limits<Scalar>::infinity();  // hold of events [ms]
   // Sparse connectivity: the connections are the nonzero weights (a zero in all three gates of
@@ -31,7 +32,6 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
   // constant, closed-form events) or relaxing toward the biases with time constant tau_s (exp:
   // c integrated with Boost.Odeint, crossings found on its dense output to crossing_tolerance).
   GateKernel gate_kernel = GateKernel::kBox;
-  Scalar tau_s = 5;                           // gate time constant [ms] (exp kernel)
   Scalar ode_tolerance = Scalar(1e-12);       // relative and absolute error per step on c (exp)
   Scalar crossing_tolerance = Scalar(1e-12);  // bracket width of a crossing time [ms] (exp)
 
@@ -42,16 +42,16 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
   static void visit_parameters(Self& p, F&& f) {
     visit_egru_weights(p, f);
     f(ParameterSpec{"c_init", Constraint::kFree, Training::kFixed}, p.c_init);
-    f(ParameterSpec{"tau_m", Constraint::kLog, Training::kTimeConstant}, p.tau_m);
-    f(ParameterSpec{"tau_o", Constraint::kLog, Training::kTimeConstant}, p.tau_o);
-    if (p.gate_kernel == GateKernel::kExp)
-      f(ParameterSpec{"tau_s", Constraint::kLog, Training::kTimeConstant}, p.tau_s);
+    f(time_constant_spec("tau_m"), p.tau_m);
+    f(time_constant_spec("tau_o"), p.tau_o);
+    if (p.gate_kernel == GateKernel::kExp) f(time_constant_spec("tau_s"), p.tau_s);
   }
 
   static ContinuousEgruParams zeros(Index units, Index inputs, Scalar threshold = Scalar(0.5)) {
     ContinuousEgruParams p;
     p.set_zero(units, inputs, threshold);
     p.c_init.setZero(units);
+    p.set_time_constants(10, 10, 5);
     return p;
   }
 
@@ -62,9 +62,18 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
     ContinuousEgruParams p;
     p.set_random(units, inputs, seed, init);
     p.c_init.setZero(units);
+    p.set_time_constants(10, 10, 5);
     p.self_recurrence = self_recurrence;
     if (!self_recurrence) p.clear_self_connections();
     return p;
+  }
+
+  // Every unit's tau_m, tau_o and tau_s [ms] set to the same values.
+  void set_time_constants(Scalar m, Scalar o, Scalar s) {
+    const Index n = this->units();
+    tau_m.setConstant(n, m);
+    tau_o.setConstant(n, o);
+    tau_s.setConstant(n, s);
   }
 
   void clear_self_connections() {
@@ -85,10 +94,10 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
       }
     }
     if (!self_recurrence) check_no_self_connections(layer);
-    detail::check_time_scale(tau_m, layer, "tau_m", false);
-    detail::check_time_scale(tau_o, layer, "tau_o", false);
+    check_time_constants(tau_m, layer, "tau_m");
+    check_time_constants(tau_o, layer, "tau_o");
     if (gate_kernel == GateKernel::kExp) {
-      detail::check_time_scale(tau_s, layer, "tau_s", false);
+      check_time_constants(tau_s, layer, "tau_s");
       for (const Scalar tol : {ode_tolerance, crossing_tolerance})
         if (!(tol > 0) || !std::isfinite(tol))
           throw std::invalid_argument(layer + ": ode_tolerance and crossing_tolerance must be > 0");
@@ -98,6 +107,20 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
   }
 
  private:
+  static ParameterSpec time_constant_spec(const char* name) {
+    ParameterSpec s{name, Constraint::kLog, Training::kTimeConstant};
+    s.was_scalar = true;  // one value per layer before checkpoint format 4
+    return s;
+  }
+  void check_time_constants(const Vector<Scalar>& tau, const std::string& layer,
+                            const char* name) const {
+    detail::check_shape(tau, this->units(), 1, layer, name);
+    for (Index i = 0; i < tau.size(); ++i) {
+      const std::string entry = std::string(name) + "[" + std::to_string(i) + "]";
+      detail::check_time_scale(tau[i], layer, entry.c_str(), false);
+    }
+  }
+
   void check_no_self_connections(const std::string& layer) const {
     const char* names[3] = {"V_u", "V_r", "V_z"};
     const Matrix<Scalar>* v[3] = {&this->V_u, &this->V_r, &this->V_z};

@@ -98,7 +98,7 @@ class ContinuousEgruReplay {
     Cell::gates(before.a_u, before.a_z, in.u, in.z);
     in.c_end = before.c;
     const Scalar t0 = time_before(i), t1 = step(i).time;
-    if (t1 != t0) Cell::advance(in.c_end, in.u, in.z, t1 - t0, p_->tau_m);
+    if (t1 != t0) Cell::advance(in.c_end, in.u, in.z, t1 - t0, p_->tau_m.array());
     in.known = true;
   }
 

@@ -10,6 +10,7 @@
 //             dlam_r/dt = lam_r / tau_s
 //   gradient  dL/db_X += int lam_X / tau_s dt,   dL/dtau_s += int sum_X lam_X (a_X - b_X) / tau_s^2
 //             dL/dtau_m += int -lam_c u (z - c) / tau_m^2
+//   (every line per unit: each unit has its own tau_m and tau_s)
 //   crossing  of unit m at T, with G the adjoint of T (its uses, plus lam . f at T-):
 //             lam_c,m(T-) += -G / cdot_m(T-),  dL/dtheta_m += G / cdot_m(T-)
 //   state regulariser (adjoint/state_regularizer.hpp), the running cost l = w sum_m h(c_m - a_m),
@@ -134,8 +135,8 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     const Params& p = *p_;
     n_ = p.units();
     t0_ = t0;
-    tau_s_ = double(p.tau_s);
-    tau_m_ = double(p.tau_m);
+    tau_s_ = p.tau_s.array().template cast<double>();
+    tau_m_ = p.tau_m.array().template cast<double>();
     d0_u_ = before.a_u.template cast<double>() - b_u_;
     d0_r_ = before.a_r.template cast<double>() - b_r_;
     d0_z_ = before.a_z.template cast<double>() - b_z_;
@@ -164,14 +165,13 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   // lam . f at t1- (the end of the interval, before the step's jumps). Leaves u_, z_ at t1-,
   // which crossing_time_adjoint reads.
   double hamiltonian(double t1) {
-    const double e = std::exp(-(t1 - t0_) / tau_s_);
+    gates_at(t1);
     const Eigen::Map<const Vec> c(step_c_.data() + step_c_.size() - n_, n_);
-    gates_at(e);
     const double* y = y_.data();
     const Eigen::Map<const Vec> lc(y + n_, n_), lu(y + 2 * n_, n_), lr(y + 3 * n_, n_),
         lz(y + 4 * n_, n_);
-    const double flow_c = (lc * u_ * (z_ - c)).sum() / tau_m_;
-    return flow_c - relaxation_product(lu, lr, lz) * e / tau_s_ + running_cost(t1);
+    const double flow_c = (lc * u_ * (z_ - c) / tau_m_).sum();
+    return flow_c - (relaxation_product(lu, lr, lz) * e_ / tau_s_).sum() + running_cost(t1);
   }
 
   // A crossing of unit m at T = t1 with the total time adjoint g: T moves by -dc_m / cdot_m
@@ -179,7 +179,7 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   // taken at c = theta (the guard), as in the box kernel.
   void crossing_time_adjoint(Index m, double g, std::int64_t n_crossing) {
     const double theta = double(p_->theta[m]);
-    const double rate = u_[m] * (z_[m] - theta) / tau_m_;
+    const double rate = u_[m] * (z_[m] - theta) / tau_m_[m];
     y_[static_cast<std::size_t>(n_ + m)] -= g / rate;
     (*g_.theta)(m, 0) += static_cast<Scalar>(g / rate);
     this->count_crossing(static_cast<Scalar>(rate), n_crossing);
@@ -205,13 +205,12 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   }
 
   // d/ds of [c, lam_c, lam_u, lam_r, lam_z, g_b_u, g_b_r, g_b_z, g_theta, g_tau_m, g_tau_s,
-  // cost] at time t, where s = t_hi - t runs backward.
+  // cost] (all N-vectors but the cost) at time t, where s = t_hi - t runs backward.
   void backward_rhs(const std::vector<double>& y, std::vector<double>& dy, double t) {
     using Map = Eigen::Map<const Vec>;
     using Out = Eigen::Map<Vec>;
     const Index n = n_;
-    const double e = std::exp(-(t - t0_) / tau_s_);
-    gates_at(e);
+    gates_at(t);
     const Map c(y.data(), n), lc(y.data() + n, n), lu(y.data() + 2 * n, n), lr(y.data() + 3 * n, n),
         lz(y.data() + 4 * n, n);
     double* d = dy.data();
@@ -226,10 +225,10 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
         Out(d + 8 * n, n).setZero();
       else
         Out(d + 8 * n, n) = -cost_weight_ * above_;
-      d[9 * n + 2] = cost_weight_ * (c - level_).max(0.0).sum();
+      d[kParts * n] = cost_weight_ * (c - level_).max(0.0).sum();
     } else {
       Out(d + 8 * n, n).setZero();
-      d[9 * n + 2] = 0;
+      d[kParts * n] = 0;
     }
     Out(d + 2 * n, n) = lc * u_ * (1 - u_) * gap / tau_m_ - lu / tau_s_;
     Out(d + 3 * n, n) = -lr / tau_s_;
@@ -237,19 +236,22 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     Out(d + 5 * n, n) = lu / tau_s_;
     Out(d + 6 * n, n) = lr / tau_s_;
     Out(d + 7 * n, n) = lz / tau_s_;
-    d[9 * n] = -(lc * u_ * gap).sum() / (tau_m_ * tau_m_);
-    d[9 * n + 1] = relaxation_product(lu, lr, lz) * e / (tau_s_ * tau_s_);
+    Out(d + 9 * n, n) = -lc * u_ * gap / (tau_m_ * tau_m_);
+    Out(d + 10 * n, n) = relaxation_product(lu, lr, lz) * e_ / (tau_s_ * tau_s_);
   }
 
-  // sum_X lam_X . (a_X(t0) - b_X): times e, minus tau_s lam . da/dt of the gates (the gates'
-  // share of lam . f, and of the tau_s integrand).
+  // Per unit, sum_X lam_X (a_X(t0) - b_X): times e, minus tau_s lam . da/dt of the gates (the
+  // gates' share of lam . f, and of the tau_s integrand).
   template <class L>
-  double relaxation_product(const L& lu, const L& lr, const L& lz) const {
-    return (lu * d0_u_ + lr * d0_r_ + lz * d0_z_).sum();
+  auto relaxation_product(const L& lu, const L& lr, const L& lz) const {
+    return lu * d0_u_ + lr * d0_r_ + lz * d0_z_;
   }
 
-  // u and z where the relaxation factor is e = exp(-(t - t0) / tau_s).
-  void gates_at(double e) { ExpKernelEgruCell::gates(b_u_ + d0_u_ * e, b_z_ + d0_z_ * e, u_, z_); }
+  // Each unit's relaxation factor e = exp(-(t - t0) / tau_s) at t, and u and z there.
+  void gates_at(double t) {
+    e_ = (-(t - t0_) / tau_s_).exp();
+    ExpKernelEgruCell::gates(b_u_ + d0_u_ * e_, b_z_ + d0_z_ * e_, u_, z_);
+  }
 
   // The adjoints at the start of the interval back into the layer's arrays, and the integrals
   // into the gradient.
@@ -263,20 +265,23 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     for (int k = 0; k < 3; ++k)
       for (Index m = 0; m < n; ++m) (*bias[k])(m, 0) += static_cast<Scalar>(y[(k + 5) * n + m]);
     for (Index m = 0; m < n; ++m) (*g_.theta)(m, 0) += static_cast<Scalar>(y[8 * n + m]);
-    (*g_.tau_m)(0, 0) += static_cast<Scalar>(y[9 * n]);
-    (*g_.tau_s)(0, 0) += static_cast<Scalar>(y[9 * n + 1]);
-    cost_value_ += y[9 * n + 2];
+    for (Index m = 0; m < n; ++m) {
+      (*g_.tau_m)(m, 0) += static_cast<Scalar>(y[9 * n + m]);
+      (*g_.tau_s)(m, 0) += static_cast<Scalar>(y[10 * n + m]);
+    }
+    cost_value_ += y[kParts * n];
   }
 
-  static constexpr Index kParts = 9;    // N-vectors in the backward system
-  static constexpr Index kScalars = 3;  // then g_tau_m, g_tau_s and the state cost's value
+  static constexpr Index kParts = 11;   // N-vectors in the backward system
+  static constexpr Index kScalars = 1;  // then the state cost's value
 
   // The biases in double (once per sweep); one interval: its start, the constants, the
   // pre-activations' distance to their biases at its start, scratch.
   Vec b_u_, b_r_, b_z_;
   Index n_ = 0;
-  double t0_ = 0, tau_s_ = 1, tau_m_ = 1;
-  Vec d0_u_, d0_r_, d0_z_, u_, z_, gap_, above_;
+  double t0_ = 0;
+  Vec tau_s_, tau_m_;  // each unit's
+  Vec d0_u_, d0_r_, d0_z_, e_, u_, z_, gap_, above_;
   Vec level_;  // theta - margin of the state regulariser
   double cost_weight_ = 0, cost_value_ = 0;
   std::vector<double> step_times_, step_c_;  // the forward integration's accepted steps

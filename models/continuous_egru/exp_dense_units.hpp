@@ -80,7 +80,7 @@ class ExpKernelEgruUnits {
     for (int g = 0; g < 3; ++g)
       for (Index m = 0; m < units(); ++m)
         out[static_cast<std::size_t>(g)].push_back(static_cast<Scalar>(
-            Cell::relaxed((*a[g])[m], (*b[g])[m], double(t - t_last_), double(p.tau_s))));
+            Cell::relaxed((*a[g])[m], (*b[g])[m], double(t - t_last_), double(p.tau_s[m]))));
     return out;
   }
 
@@ -155,13 +155,13 @@ class ExpKernelEgruUnits {
   }
 
   // c of every unit at time t >= t_last.
-  void state_at(Scalar t, Scalar /*tau_m*/, Scalar* c_out) const {
+  void state_at(Scalar t, Scalar* c_out) const {
     for (Index m = 0; m < units(); ++m)
       c_out[m] = static_cast<Scalar>(integrate(m, *p_, double(t)));
   }
   // [c; a_u; a_z; a_r]: the exp kernel's adjoint needs a_r too (its relaxation feeds the
   // gradients of b_r and tau_s).
-  void append_state_now(Scalar, std::vector<Scalar>& out) const {
+  void append_state_now(std::vector<Scalar>& out) const {
     const std::array<const Array*, 4> blocks = {&c_, &a_u_, &a_z_, &a_r_};  // in layout order
     CheckpointLayout::append(out, units(), GateKernel::kExp, [&](CheckpointBlock b, Scalar* to) {
       const Array& from = *blocks[static_cast<std::size_t>(b)];
@@ -178,8 +178,8 @@ class ExpKernelEgruUnits {
   }
 
   Cell::Unit unit(Index m, const Params& p) const {
-    return {double(t_last_),  double(a_u_[m]), double(a_z_[m]), double(p.b_u[m]),
-            double(p.b_z[m]), double(p.tau_s), double(p.tau_m), double(p.theta[m])};
+    return {double(t_last_),  double(a_u_[m]),    double(a_z_[m]),    double(p.b_u[m]),
+            double(p.b_z[m]), double(p.tau_s[m]), double(p.tau_m[m]), double(p.theta[m])};
   }
   static auto system(const Cell::Unit& cell) {
     return [cell](const State& x, State& dxdt, double t) { dxdt[0] = cell.rate(x[0], t); };
@@ -189,7 +189,7 @@ class ExpKernelEgruUnits {
   }
 
   // Every unit's c from t_last to t, as one vector ODE (exp_kernel_flow.hpp): the
-  // relaxation factor exp(-dt/tau_s) is shared, and the gates are computed for all units at once.
+  // gates are computed for all units at once.
   void integrate_all(const Params& p, double t) {
     ExpKernelEgruFlow::integrate_c(p, c_, a_u_, a_z_, double(t_last_), t, all_c_,
                                    ExpKernelEgruFlow::Unobserved{});

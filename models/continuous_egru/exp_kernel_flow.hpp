@@ -20,12 +20,13 @@ namespace egret {
 struct ExpKernelEgruFlow {
   using Vec = Eigen::ArrayXd;
 
-  // a <- its value dt later (relaxed toward b with tau_s), through double as in the forward pass.
-  template <class Array, class Bias, class Scalar>
-  static void relax(Array& a, const Bias& b, Scalar dt, Scalar tau_s) {
+  // a <- its value dt later (relaxed toward b with each unit's tau_s), through double as in the
+  // forward pass.
+  template <class Array, class Bias, class Tau, class Scalar>
+  static void relax(Array& a, const Bias& b, Scalar dt, const Tau& tau_s) {
     for (Eigen::Index m = 0; m < a.size(); ++m)
       a[m] = static_cast<Scalar>(
-          ExpKernelEgruCell::relaxed(double(a[m]), double(b[m]), double(dt), double(tau_s)));
+          ExpKernelEgruCell::relaxed(double(a[m]), double(b[m]), double(dt), double(tau_s[m])));
   }
 
   // c from t0 to t1 with the pre-activations a_u0, a_z0 at t0. `work` is reused across calls;
@@ -40,10 +41,16 @@ struct ExpKernelEgruFlow {
     const Vec a_u = a_u0.template cast<double>(), a_z = a_z0.template cast<double>();
     const Vec b_u = p.b_u.array().template cast<double>(),
               b_z = p.b_z.array().template cast<double>();
-    const double tau_s = double(p.tau_s), tau_m = double(p.tau_m);
-    Vec u(n), z(n);
+    const Vec tau_s = p.tau_s.array().template cast<double>(),
+              tau_m = p.tau_m.array().template cast<double>();
+    // One relaxation factor for all units when they share tau_s (one exp per evaluation).
+    const bool shared_tau_s = n > 0 && (tau_s == tau_s[0]).all();
+    Vec u(n), z(n), e(n);
     auto rhs = [&](const std::vector<double>& x, std::vector<double>& dxdt, double time) {
-      const double e = std::exp(-(time - t0) / tau_s);
+      if (shared_tau_s)
+        e.setConstant(std::exp(-(time - t0) / tau_s[0]));
+      else
+        e = (-(time - t0) / tau_s).exp();
       ExpKernelEgruCell::gates(b_u + (a_u - b_u) * e, b_z + (a_z - b_z) * e, u, z);
       const Eigen::Map<const Vec> cx(x.data(), n);
       Eigen::Map<Vec>(dxdt.data(), n) = u * (z - cx) / tau_m;
@@ -52,7 +59,7 @@ struct ExpKernelEgruFlow {
     boost::numeric::odeint::integrate_adaptive(
         boost::numeric::odeint::make_controlled(
             tol, tol, boost::numeric::odeint::runge_kutta_dopri5<std::vector<double>>()),
-        rhs, work, t0, t1, initial_step(tau_m, tau_s),
+        rhs, work, t0, t1, n > 0 ? initial_step(tau_m.minCoeff(), tau_s.minCoeff()) : 1.0,
         [&](const std::vector<double>& x, double t) { observe(t, x); });
     for (Eigen::Index m = 0; m < n; ++m)
       c[m] = static_cast<Scalar>(work[static_cast<std::size_t>(m)]);

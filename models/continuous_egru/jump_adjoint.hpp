@@ -75,7 +75,9 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     lam_c_[m] = 0;
   }
 
-  void add_output_time_constant_gradient(Scalar d) override { (*g_.tau_o)(0, 0) += d; }
+  void add_output_time_constant_gradient(Index unit, Scalar d) override {
+    (*g_.tau_o)(unit, 0) += d;
+  }
 
   // The state at t = 0, and the gradients of absent weights cleared.
   void finish() override {
@@ -182,14 +184,15 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   Scalar crossing_time_adjoint(Index m, Scalar c0, Scalar u, Scalar z, Scalar g,
                                std::int64_t n_crossing) {
     const Params& p = *p_;
-    const Scalar dt_star = Cell::time_to_crossing(c0, u, z, p.theta[m], p.tau_m);
-    const auto d = dt_star > 0 ? Cell::crossing_partials(c0, u, z, p.theta[m], p.tau_m, dt_star)
+    const Scalar tau_m = p.tau_m[m];
+    const Scalar dt_star = Cell::time_to_crossing(c0, u, z, p.theta[m], tau_m);
+    const auto d = dt_star > 0 ? Cell::crossing_partials(c0, u, z, p.theta[m], tau_m, dt_star)
                                : typename Cell::CrossingPartials{0, 0, 0, 0, 0};
     lam_u_[m] += g * d.u * Cell::sigmoid_derivative(u);
     lam_z_[m] += g * d.z * Cell::candidate_derivative(z);
     (*g_.theta)(m, 0) += g * d.theta;
-    (*g_.tau_m)(0, 0) += g * d.tau_m;
-    count_crossing(u * (z - p.theta[m]) / p.tau_m, n_crossing);
+    (*g_.tau_m)(m, 0) += g * d.tau_m;
+    count_crossing(u * (z - p.theta[m]) / tau_m, n_crossing);
     return g * d.c0;
   }
 
@@ -206,12 +209,12 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     const StateCost<Scalar>& cost = this->state_cost_;
     const Scalar level = p_->theta[i] - cost.margin;
     if (c0 <= level && c_end <= level) return {};  // below the level throughout
-    const auto g = Cell::excess_integral(c0, c_end, u, z, dt, p_->tau_m, level);
+    const auto g = Cell::excess_integral(c0, c_end, u, z, dt, p_->tau_m[i], level);
     const Scalar w = cost.weight;
     state_cost_total_ += w * g.value;
     lam_u_[i] += w * g.u * Cell::sigmoid_derivative(u);
     lam_z_[i] += w * g.z * Cell::candidate_derivative(z);
-    (*g_.tau_m)(0, 0) += w * g.tau_m;
+    (*g_.tau_m)(i, 0) += w * g.tau_m;
     if (!cost.detach_threshold) (*g_.theta)(i, 0) += w * g.level;
     return {w * g.c0, w * g.dt};
   }

@@ -111,9 +111,10 @@ class TickAdjoint final : public LayerAdjoint<Scalar> {
     return 0;  // tick times do not depend on the parameters
   }
 
-  // Only a family whose output trace's time constant is a parameter named tau_o trains it.
-  void add_output_time_constant_gradient(Scalar d) override {
-    if (auto* tau_o = grad_.find("tau_o")) (*tau_o)(0, 0) += d;
+  // Only a family whose output trace's time constant is a parameter named tau_o trains it (one
+  // value for the layer, or one per unit).
+  void add_output_time_constant_gradient(Index unit, Scalar d) override {
+    if (auto* tau_o = grad_.find("tau_o")) (*tau_o)(tau_o->rows() == 1 ? 0 : unit, 0) += d;
   }
 
   void finish() override {}

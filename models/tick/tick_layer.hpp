@@ -56,7 +56,7 @@ class TickLayer final : public Layer<Scalar> {
   std::string type_name() const override { return Cell<Scalar>::kType; }
   Index units() const override { return p_->units(); }
   Index inputs() const override { return p_->inputs(); }
-  Scalar output_time_constant() const override { return p_->output_time_constant(); }
+  Scalar output_time_constant(Index) const override { return p_->output_time_constant(); }
   bool clocked() const override { return true; }
   bool output_is_held() const override { return Cell<Scalar>::kHeldOutput; }
   void set_input_held(bool held) override {

@@ -76,8 +76,9 @@ class _EventNetworkFunction(torch.autograd.Function):
 class _LayerParameters(nn.Module):
     """The trainable parameters of one layer, whatever its family (Network.parameter_specs):
     free ones as they are (``U_u``, ...), positive ones through softplus (``theta_rho``), time
-    constants as ``log_tau`` (their logs in the family's declared order); fixed ones are left
-    out."""
+    constants as ``log_tau`` (their logs in the family's declared order, each one value or, for a
+    per-unit time constant such as the continuous EGRU's ``tau_m``, one per unit, concatenated);
+    fixed ones are left out."""
 
     def __init__(self, values: Dict[str, np.ndarray], specs: Dict[str, tuple],
                  train_time_constants: bool):
@@ -98,7 +99,12 @@ class _LayerParameters(nn.Module):
             else:
                 self.free.append(name)
                 setattr(self, name, nn.Parameter(torch.tensor(values[name], dtype=torch.float64)))
-        log_tau = torch.tensor([np.log(values[n]) for n in self.time_constants], dtype=torch.float64)
+        # Each time constant's shape (() or (N,)) and its place in log_tau.
+        self._tau_shapes = [np.shape(values[n]) for n in self.time_constants]
+        log_tau = torch.tensor(np.concatenate(
+            [np.log(np.atleast_1d(np.asarray(values[n], dtype=np.float64)))
+             for n in self.time_constants]) if self.time_constants else np.zeros(0),
+            dtype=torch.float64)
         self.train_time_constants = train_time_constants
         if train_time_constants:
             self.log_tau = nn.Parameter(log_tau)
@@ -111,9 +117,22 @@ class _LayerParameters(nn.Module):
         for name in self.positive:
             out[name] = nn.functional.softplus(getattr(self, f"{name}_rho"))
         tau = torch.exp(self.log_tau)
-        for k, name in enumerate(self.time_constants):
-            out[name] = tau[k]
+        at = 0
+        for name, shape in zip(self.time_constants, self._tau_shapes):
+            size = int(np.prod(shape))
+            out[name] = tau[at:at + size].reshape(shape)
+            at += size
         return out
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):  # type: ignore[override]
+        # A state dict saved before time constants were per unit holds one log tau per time
+        # constant: each is given to every unit of its layer.
+        key = prefix + "log_tau"
+        old = state_dict.get(key)
+        if old is not None and old.numel() == len(self.time_constants) != self.log_tau.numel():
+            state_dict[key] = torch.cat([old[k].reshape(1).expand(int(np.prod(shape)))
+                                         for k, shape in enumerate(self._tau_shapes)])
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
 class EventNetwork(nn.Module):

@@ -231,7 +231,8 @@ void bind_network(py::module_& m) {
            "constraint 'free', 'softplus' or 'log', training 'trained', 'time_constant' or "
            "'fixed'.")
       .def("set_parameters", &PyNetwork::set_parameters, py::arg("values"),
-           "Replace parameters by name (shapes and values checked).")
+           "Replace parameters by name (shapes and values checked; a per-unit time constant also "
+           "takes one number, given to every unit).")
       .def("save_checkpoint", &PyNetwork::save_checkpoint, py::arg("path"), py::kw_only(),
            py::arg("epoch") = 0, "Write an HDF5 checkpoint (configuration and parameters).")
       .def_static("load_checkpoint", &PyNetwork::load_checkpoint, py::arg("path"), py::kw_only(),

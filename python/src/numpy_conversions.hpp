@@ -164,8 +164,12 @@ double finite_scalar(const py::handle& obj, const std::string& name);
 template <class Entry>
 void parameter_from_python(const py::handle& obj, Entry& e, const std::string& name) {
   using Scalar = typename std::decay_t<decltype(e.value)>::Scalar;
+  const bool number = py::isinstance<py::float_>(obj) || py::isinstance<py::int_>(obj) ||
+                      (py::isinstance<py::array>(obj) && obj.cast<py::array>().ndim() == 0);
   if (e.spec.rank == Rank::kScalar) {
     e.value(0, 0) = narrow_checked<Scalar>(finite_scalar(obj, name), name);
+  } else if (e.spec.was_scalar && number) {  // a per-unit time constant given as one number
+    e.value.setConstant(narrow_checked<Scalar>(finite_scalar(obj, name), name));
   } else if (e.spec.rank == Rank::kVector) {
     Vector<Scalar> v(e.value.rows());
     numpy_to_matrix(obj, v, name);

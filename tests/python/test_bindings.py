@@ -503,12 +503,91 @@ def test_checkpoint_of_format_2_keeps_the_self_recurrence_it_was_trained_with(ro
     cfg["layers"][0]["self_recurrence"] = False
     with pytest.raises(ValueError, match=r"V_u\[0, 0\] = .* self-recurrence"):
         egret.Network(json.dumps(cfg)).set_parameters(net.parameters())
-    # Saved again, it is format 3 with the option written out, and loads the same.
-    net.save_checkpoint(str(tmp_path / "v3.h5"), epoch=2)
-    with h5py.File(tmp_path / "v3.h5", "r") as f:
-        assert f.attrs["egret_format_version"] == 3
-    again = egret.Network.load_checkpoint(str(tmp_path / "v3.h5"))
+    # Saved again, it is the current format (4) with the option written out, and loads the same.
+    net.save_checkpoint(str(tmp_path / "v4.h5"), epoch=2)
+    with h5py.File(tmp_path / "v4.h5", "r") as f:
+        assert f.attrs["egret_format_version"] == 4
+    again = egret.Network.load_checkpoint(str(tmp_path / "v4.h5"))
     assert again.loss_and_gradient(held_out, loss="binary_cross_entropy")[0] == loss
+
+
+def _mixed_fixture_samples():
+    def sample(k):
+        rng = np.random.default_rng(k)
+        t = np.sort(rng.uniform(0, 38, 90))
+        ch = rng.integers(0, 3, 90).astype(np.int64)
+        v = rng.uniform(0.5, 1.5, 90)
+        return egret.Sample(t, ch, v, channels=3, end_time=40.0, readout_windows=[(20.0, 39.0)],
+                            labels=[k % 2])
+    return [sample(k) for k in range(3)]
+
+
+def test_checkpoint_of_format_3_gives_each_unit_its_layers_time_constant(root, tmp_path):
+    """tests/data/checkpoint_v3_scalar_tau_mixed.h5 was written by egret e8497f9 (format 3, one
+    time constant per layer) with Network.save_checkpoint: an exp-kernel continuous EGRU (tau_m
+    6.5, tau_o 7, tau_s 4), a LIF layer (tau_mem 14) and an su_snn layer (tau_mem 11). On the three
+    samples below that egret gave the loss 0.709871593341101 and these event counts per layer.
+    Read now, every unit has its layer's value, and the network behaves as it did."""
+    path = root / "tests" / "data" / "checkpoint_v3_scalar_tau_mixed.h5"
+    with h5py.File(path, "r") as f:
+        assert f.attrs["egret_format_version"] == 3
+        assert f["parameters/layer0"].attrs["tau_m"] == 6.5
+    net = egret.Network.load_checkpoint(str(path))
+    p = net.parameters()
+    for name, value in (("layer0.tau_m", 6.5), ("layer0.tau_o", 7.0), ("layer0.tau_s", 4.0),
+                        ("layer1.tau_mem", 14.0), ("layer2.tau_mem", 11.0)):
+        assert np.all(np.asarray(p[name]) == value), name
+    assert p["layer0.tau_m"].shape == (3,)
+    samples = _mixed_fixture_samples()
+    loss = net.loss_and_gradient(samples, loss="softmax_cross_entropy")[0]
+    assert loss == pytest.approx(0.709871593341101, rel=1e-12)
+    counts = [np.bincount(r["layer"], minlength=3).tolist() for r in net.simulate_batch(samples)]
+    assert counts == [[7, 51, 28], [10, 61, 21], [6, 51, 22]]
+    # Per-unit values round-trip bitwise through a format-4 checkpoint.
+    p["layer0.tau_m"] = np.array([4.25, 6.5, 9.125]) * (1 + 1e-13)
+    p["layer0.tau_o"] = np.array([3.0, 7.0, 11.0]) / 3
+    p["layer0.tau_s"] = np.array([2.0, 4.0, 8.0]) * np.pi
+    net.set_parameters(p)
+    net.save_checkpoint(str(tmp_path / "v4.h5"), epoch=5)
+    with h5py.File(tmp_path / "v4.h5", "r") as f:
+        assert f.attrs["egret_format_version"] == 4
+        assert f["parameters/layer0/tau_m"].shape == (3,)
+    back = egret.Network.load_checkpoint(str(tmp_path / "v4.h5")).parameters()
+    for name in ("layer0.tau_m", "layer0.tau_o", "layer0.tau_s"):
+        assert np.array_equal(back[name], p[name]), name
+    # One number still sets every unit's; a wrong length or a bad entry is refused.
+    net.set_parameters({"layer0.tau_m": 5.0})
+    assert np.array_equal(net.parameters()["layer0.tau_m"], [5.0, 5.0, 5.0])
+    with pytest.raises(ValueError, match=r"layer0.tau_m: expected shape \(3\)"):
+        net.set_parameters({"layer0.tau_m": np.array([5.0, 6.0])})
+    with pytest.raises(ValueError, match=r"tau_m\[1\]"):
+        net.set_parameters({"layer0.tau_m": np.array([5.0, -1.0, 6.0])})
+
+
+def test_training_resumes_from_a_checkpoint_of_format_3(root, tmp_path, egret_bin):
+    """tests/data/checkpoint_v3_scalar_tau_delay_copy.h5: `egret train` by e8497f9 (format 3) on a
+    3-unit delay-copy network with train_time_constants, 2 epochs (32 training and 8 held-out
+    trials); its held-out loss read back then was 0.5552681609988213. Now it loads with each unit
+    given the layer's tau_m and tau_o, gives the same loss, and training resumes from it with a
+    time constant per unit (their Adam moments start at 0)."""
+    path = root / "tests" / "data" / "checkpoint_v3_scalar_tau_delay_copy.h5"
+    net = egret.Network.load_checkpoint(str(path))
+    p = net.parameters()
+    assert p["layer0.tau_m"].shape == (3,)
+    assert np.all(p["layer0.tau_m"] == 4.830617904663086)
+    held_out = egret.delay_copy_trials(8, 3)
+    loss = net.loss_and_gradient(held_out, loss="binary_cross_entropy")[0]
+    assert loss == pytest.approx(0.5552681609988213, rel=1e-12)
+    (tmp_path / "out").mkdir()
+    r = run([egret_bin, "train", "--resume", path, "--out", tmp_path / "out", "--epochs", "4"])
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^epoch\s+3 ", r.stdout, re.M) and re.search(r"^epoch\s+4 ", r.stdout, re.M)
+    assert not re.search(r"^epoch\s+1 ", r.stdout, re.M)
+    with h5py.File(tmp_path / "out" / "checkpoint.h5", "r") as f:
+        assert f.attrs["egret_format_version"] == 4 and f.attrs["epoch"] == 4
+        tau_m = f["parameters/layer0/tau_m"][()]
+    # Trained unit by unit: the units that fire moved apart (a silent unit has no gradient).
+    assert tau_m.shape == (3,) and len(set(tau_m.tolist())) >= 2
 
 
 def test_runaway_guard_reports_event_rate_growth(tmp_path, egret_bin, root):

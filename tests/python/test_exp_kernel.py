@@ -35,8 +35,8 @@ class Reference:
             n = lc["units"]
             g = {k: np.asarray(p[f"layer{l}.{k}"], dtype=float)
                  for k in ("U_u", "U_r", "U_z", "V_u", "V_r", "V_z", "b_u", "b_r", "b_z", "theta")}
-            g.update(n=n, offset=offset, tau_m=float(p[f"layer{l}.tau_m"]),
-                     tau_s=float(p[f"layer{l}.tau_s"]),
+            g.update(n=n, offset=offset, tau_m=np.asarray(p[f"layer{l}.tau_m"], dtype=float),
+                     tau_s=np.asarray(p[f"layer{l}.tau_s"], dtype=float),  # per unit
                      w_in=float(lc["window_input"]), w_rec=float(lc["window_recurrent"]))
             self.layers.append(g)
             offset += 4 * n
@@ -140,6 +140,14 @@ CASES = [  # (seed, units per layer, tau_s, windows per layer)
 ]
 
 
+def spread_per_unit(net):
+    """Each unit its own tau_m and tau_s (from 0.7 to 1.3 times the layer's value)."""
+    p = net.parameters()
+    for name in [k for k in p if k.endswith(".tau_m") or k.endswith(".tau_s")]:
+        p[name] = p[name] * np.linspace(0.7, 1.3, len(p[name]))
+    net.set_parameters(p)
+
+
 @pytest.mark.parametrize("seed,units,tau_s,windows", CASES)
 def test_exp_kernel_events_and_states_match_solve_ivp(seed, units, tau_s, windows):
     cfg = {"precision": "double", "seed": seed, "input_channels": 4,
@@ -147,6 +155,7 @@ def test_exp_kernel_events_and_states_match_solve_ivp(seed, units, tau_s, window
                                                                                         windows))]}
     net = egret.Network(json.dumps(cfg))
     assert net.parameter_specs()["layer0.tau_s"][0] == "log"
+    spread_per_unit(net)
     rng = np.random.default_rng(seed)
     t = np.sort(rng.uniform(0, 40, 40))
     ch = rng.integers(0, 4, 40)
@@ -177,7 +186,7 @@ def test_exp_kernel_configuration_and_errors():
     base = {"precision": "double", "input_channels": 2,
             "layers": [{"type": "continuous_egru", "units": 3, "gate_kernel": "exp"}]}
     net = egret.Network(json.dumps(base))
-    assert net.parameters()["layer0.tau_s"] == 5.0  # the default
+    assert np.array_equal(net.parameters()["layer0.tau_s"], [5.0, 5.0, 5.0])  # the default
     assert "layer0.tau_s" not in egret.Network(json.dumps(
         {**base, "layers": [{"type": "continuous_egru", "units": 3}]})).parameters()
     bad = json.loads(json.dumps(base))
@@ -206,6 +215,7 @@ def test_exp_kernel_gradient_from_python_equals_finite_differences():
     s = egret.Sample(t, ch, v, channels=4, end_time=30.0, readout_times=[15.0, 30.0],
                      labels=[1, 2])
     net = egret.Network(cfg)
+    spread_per_unit(net)
     _, grad, _ = net.loss_and_gradient(s)
     base = net.parameters()
     reference = net.simulate(t, ch, v, end_time=30.0)
@@ -244,7 +254,7 @@ def test_exp_kernel_gradient_from_python_equals_finite_differences():
             checked += 1
             assert err <= 1e-5, f"{name}{idx}: adjoint {g} vs finite difference {est}"
     assert checked >= 40
-    assert grad["layer0.tau_s"] != 0.0 and grad["layer1.tau_s"] != 0.0
+    assert np.any(grad["layer0.tau_s"] != 0.0) and np.any(grad["layer1.tau_s"] != 0.0)
     print(f"exp kernel from Python: {checked} entries, worst relative error {worst:.1e}")
 
 
@@ -262,7 +272,10 @@ def test_exp_kernel_through_torch_trains_tau_s():
     s = egret.Sample(t, ch, np.ones(20), channels=3, end_time=20.0, readout_times=[10.0, 20.0],
                      labels=[0, 1])
     (m(s) ** 2).sum().backward()
-    k = m.layers[0].time_constants.index("tau_s")
+    # log_tau holds tau_m, tau_o and tau_s of the 4 units in turn: the tau_s that matters most.
+    assert m.layers[0].time_constants == ["tau_m", "tau_o", "tau_s"]
+    assert m.layers[0].log_tau.shape == (12,)
+    k = 8 + int(torch.argmax(m.layers[0].log_tau.grad[8:].abs()))
     g = m.layers[0].log_tau.grad[k].item()
     with torch.no_grad():
         f = []

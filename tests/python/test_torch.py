@@ -62,11 +62,15 @@ def test_torch_gradients_equal_egret_cpp_gradients():
         rho = layer.theta_rho.detach().numpy()
         np.testing.assert_allclose(layer.theta_rho.grad.numpy(),
                                    ref[f"layer{l}.theta"] / (1 + np.exp(-rho)), rtol=1e-12)
+        # log_tau: every unit's log tau_m, then every unit's log tau_o
         tau = np.exp(layer.log_tau.detach().numpy())
+        n = rho.size
+        assert tau.shape == (2 * n,)
         np.testing.assert_allclose(layer.log_tau.grad.numpy(),
-                                   [ref[f"layer{l}.tau_m"] * tau[0], ref[f"layer{l}.tau_o"] * tau[1]],
-                                   rtol=1e-12)
-        checked += rho.size + 2
+                                   np.concatenate([ref[f"layer{l}.tau_m"] * tau[:n],
+                                                   ref[f"layer{l}.tau_o"] * tau[n:]]),
+                                   rtol=1e-12, atol=1e-300)
+        checked += rho.size + tau.size
     np.testing.assert_allclose(model.readout.weight.grad.numpy(), ref["readout.W_o"], rtol=1e-12,
                                atol=1e-16)
     np.testing.assert_allclose(model.readout.bias.grad.numpy(), ref["readout.b_o"], rtol=1e-12,
@@ -362,3 +366,18 @@ def test_regularizer_errors_are_clear():
     with pytest.raises(ValueError, match=r"activity_regularizer.weight must be >= 0"):
         egret.Network(config()).loss_and_gradient(
             batch, activity_regularizer={"weight": -1.0, "target_hz": 5.0})
+
+
+def test_state_dict_with_one_log_tau_per_time_constant_still_loads():
+    """Before time constants were per unit, a continuous layer's log_tau held [log tau_m,
+    log tau_o]. Such a state dict loads with each value given to every unit of the layer."""
+    model = et.EventNetwork(config(), train_time_constants=True)
+    state = model.state_dict()
+    old = {k: v for k, v in state.items()}
+    old["layers.0.log_tau"] = torch.tensor([np.log(4.0), np.log(7.5)], dtype=torch.float64)
+    model.load_state_dict(old)
+    p = model.layer_parameters()
+    n = model.layers[0].theta_rho.numel()
+    np.testing.assert_allclose(p["layer0.tau_m"].detach().numpy(), np.full(n, 4.0), rtol=1e-15)
+    np.testing.assert_allclose(p["layer0.tau_o"].detach().numpy(), np.full(n, 7.5), rtol=1e-15)
+    np.testing.assert_array_equal(model.to_network().parameters()["layer0.tau_m"], p["layer0.tau_m"].detach().numpy())
