@@ -37,6 +37,7 @@ class DenseEgruUnits {
     for (Array* v : {&a_u_, &a_r_, &a_z_, &c_, &u_, &z_, &crossing_}) v->resize(n);
     theta_ = p.theta.array();
     tau_m_ = p.tau_m.array();
+    shared_tau_m_ = n > 0 && (tau_m_ == tau_m_[0]).all();
   }
 
   // Every unit at t = 0 with its initial state, settled.
@@ -63,7 +64,7 @@ class DenseEgruUnits {
   void begin_time(Scalar t, const Params& p) {
     if (t == t_last_) return;
     settle(p);
-    Cell::advance(c_, u_, z_, t - t_last_, tau_m_);
+    with_tau_m([&](const auto& tau_m) { Cell::advance(c_, u_, z_, t - t_last_, tau_m); });
     t_last_ = t;
   }
 
@@ -84,7 +85,9 @@ class DenseEgruUnits {
   void settle(const Params&) {
     if (!dirty_) return;
     Cell::gates(a_u_, a_z_, u_, z_);
-    Cell::crossing_times(c_, u_, z_, theta_, tau_m_, t_last_, crossing_);
+    with_tau_m([&](const auto& tau_m) {
+      Cell::crossing_times(c_, u_, z_, theta_, tau_m, t_last_, crossing_);
+    });
     find_earliest();
     dirty_ = false;
   }
@@ -117,6 +120,16 @@ class DenseEgruUnits {
   }
 
  private:
+  // f(tau_m) with the units' time constants: one Scalar when they share it (one division per
+  // event instead of one per unit; the results are the same), else the array.
+  template <class F>
+  void with_tau_m(F&& f) const {
+    if (shared_tau_m_)
+      f(tau_m_[0]);
+    else
+      f(tau_m_);
+  }
+
   // The earliest crossing time and the smallest unit index at it: the minimum vectorised, then
   // the first unit holding it (a scalar compare-and-branch loop over every unit took a tenth of
   // settle() at 64 units). Only a NaN time (a state that is no longer finite) can leave no unit
@@ -135,6 +148,7 @@ class DenseEgruUnits {
 
   Array a_u_, a_r_, a_z_, c_;  // state at t_last_
   Array theta_, tau_m_;        // thresholds and state time constants (copies of the parameters)
+  bool shared_tau_m_ = false;  // every unit has the same tau_m
   Scalar t_last_ = 0;
   // Derived from the state by settle(): gates (constant until the next event), each unit's
   // absolute next crossing time, the earliest; dirty_ when an event changed the state.

@@ -71,6 +71,7 @@ class SparseEgruUnits {
       a->setZero(Cell::whole_packets(n));
     // Kept apart from the records (one cache line each): the time constants only enter settle().
     tau_m_ = p.tau_m.array();
+    shared_tau_m_ = n > 0 && (tau_m_ == tau_m_[0]).all();  // then one Scalar, not gathered
     gather_tau_m_.setOnes();  // lanes past the touched units: finite leftovers, as the others
     status_.assign(static_cast<std::size_t>(n), 0);
     crossing_.setConstant(n, std::numeric_limits<Scalar>::infinity());
@@ -139,7 +140,7 @@ class SparseEgruUnits {
 
   // The gates and next crossing times of the touched units, and the layer's earliest crossing
   // (ties to the smallest unit index). Touched units are all anchored at now().
-  void settle(const Params& p) {
+  void settle(const Params&) {
     const auto k = static_cast<Index>(touched_.size());
     if (k == 0) return;
     gather_touched();
@@ -149,11 +150,16 @@ class SparseEgruUnits {
     // without them Eigen finishes each expression with scalar exp and divisions.
     const Index kp = Cell::whole_packets(k);
     auto c = gather_c_.head(kp), u = gather_u_.head(kp), z = gather_z_.head(kp);
-    const auto tau_m = gather_tau_m_.head(kp);
-    c += (z - c) * (Scalar(1) - (u * (-gather_dt_.head(kp) / tau_m)).exp());
-    Cell::gates(gather_a_u_.head(kp), gather_a_z_.head(kp), u, z);
-    Cell::crossing_time_lower_bounds(c, u, z, gather_theta_.head(kp), tau_m, now_,
-                                     gather_crossing_.head(kp));
+    const auto flow_and_gates = [&](const auto& tau_m) {
+      c += (z - c) * (Scalar(1) - (u * (-gather_dt_.head(kp) / tau_m)).exp());
+      Cell::gates(gather_a_u_.head(kp), gather_a_z_.head(kp), u, z);
+      Cell::crossing_time_lower_bounds(c, u, z, gather_theta_.head(kp), tau_m, now_,
+                                       gather_crossing_.head(kp));
+    };
+    if (shared_tau_m_)
+      flow_and_gates(tau_m_[0]);
+    else
+      flow_and_gates(gather_tau_m_.head(kp));
     scatter_touched();
     find_earliest();
   }
@@ -220,7 +226,8 @@ class SparseEgruUnits {
     Scalar *gdt = gather_dt_.data(), *gau = gather_a_u_.data(), *gaz = gather_a_z_.data();
     Scalar *gth = gather_theta_.data(), *gtau = gather_tau_m_.data();
     const Scalar* tau_m = tau_m_.data();
-    for (std::size_t j = 0; j < i; ++j) gtau[j] = tau_m[touched[j]];
+    const bool gather_tau = !shared_tau_m_;
+    for (std::size_t j = 0; j < i && gather_tau; ++j) gtau[j] = tau_m[touched[j]];
     const Scalar now = now_;
     for (; i < touched_.size(); ++i) {
       const UnitRecord& r = units[touched[i]];
@@ -231,7 +238,7 @@ class SparseEgruUnits {
       gau[i] = r.a_u;
       gaz[i] = r.a_z;
       gth[i] = r.theta;
-      gtau[i] = tau_m[touched[i]];
+      if (gather_tau) gtau[i] = tau_m[touched[i]];
     }
   }
 #if defined(__GNUC__) && !defined(__clang__)
@@ -340,6 +347,7 @@ class SparseEgruUnits {
   std::vector<UnitRecord> unit_;
   Array crossing_;  // each unit's next crossing time or a lower bound of it (kExact)
   Array tau_m_;     // each unit's state time constant
+  bool shared_tau_m_ = false;
   Scalar now_ = 0;
   // Per unit: kMarked, touched since the last settle(); kExact, crossing_[m] is exact, not a
   // lower bound. One byte, so that settle() writes one place per unit.
