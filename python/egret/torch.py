@@ -76,8 +76,8 @@ class _EventNetworkFunction(torch.autograd.Function):
 class _LayerParameters(nn.Module):
     """The trainable parameters of one layer, whatever its family (Network.parameter_specs):
     free ones as they are (``U_u``, ...), positive ones through softplus (``theta_rho``), time
-    constants as ``log_tau`` (their logs in the family's declared order); fixed ones are left
-    out."""
+    constants as ``log_tau`` (their logs in the family's declared order, a per-unit one such as
+    LIF's ``tau_mem`` flattened in place: one entry per unit); fixed ones are left out."""
 
     def __init__(self, values: Dict[str, np.ndarray], specs: Dict[str, tuple],
                  train_time_constants: bool):
@@ -98,7 +98,15 @@ class _LayerParameters(nn.Module):
             else:
                 self.free.append(name)
                 setattr(self, name, nn.Parameter(torch.tensor(values[name], dtype=torch.float64)))
-        log_tau = torch.tensor([np.log(values[n]) for n in self.time_constants], dtype=torch.float64)
+        logs = [np.log(np.asarray(values[n], dtype=np.float64)) for n in self.time_constants]
+        #: where each time constant sits in log_tau: (offset, shape), shape () for a scalar
+        self.time_constant_slices: Dict[str, tuple] = {}
+        offset = 0
+        for name, a in zip(self.time_constants, logs):
+            self.time_constant_slices[name] = (offset, a.shape)
+            offset += a.size
+        log_tau = torch.tensor(np.concatenate([a.reshape(-1) for a in logs]) if logs else [],
+                               dtype=torch.float64)
         self.train_time_constants = train_time_constants
         if train_time_constants:
             self.log_tau = nn.Parameter(log_tau)
@@ -111,8 +119,9 @@ class _LayerParameters(nn.Module):
         for name in self.positive:
             out[name] = nn.functional.softplus(getattr(self, f"{name}_rho"))
         tau = torch.exp(self.log_tau)
-        for k, name in enumerate(self.time_constants):
-            out[name] = tau[k]
+        for name in self.time_constants:
+            offset, shape = self.time_constant_slices[name]
+            out[name] = tau[offset:offset + int(np.prod(shape))].reshape(shape)
         return out
 
 
