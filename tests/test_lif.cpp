@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
 
 #include "io/config/network_config.hpp"
 #include "models/lif/lif_cell.hpp"
@@ -40,7 +43,7 @@ TEST(Lif, SpikeTrainAndSoftResetByHand) {
   p.b.setZero(2);
   p.theta.setConstant(2, 1.0);
   p.dt = 1.0;
-  p.tau_mem = 1.0 / std::log(2.0);
+  p.tau_mem.setConstant(2, 1.0 / std::log(2.0));
   const auto r = run(p, {{0.5, 0, 1.0}, {1.5, 0, 1.0}, {2.5, 0, 1.0}}, 4.0, {3.0, 4.0});
   ASSERT_EQ(r.trace.size(), 1u);
   EXPECT_EQ(r.trace[0].time, 3.0);
@@ -55,6 +58,103 @@ TEST(Lif, SpikeTrainAndSoftResetByHand) {
   EXPECT_EQ(r.snapshots[0].layers[0].at("s")[0], 1.0);
   EXPECT_EQ(r.snapshots[1].layers[0].at("s")[0], 0.0);
   EXPECT_EQ(r.layers[0].internal_steps, 4u);
+}
+
+// Per-unit membrane time constants: unit 0 with alpha = 1/2 (tau_mem = dt / ln 2), unit 1 with
+// alpha = 1/4 (tau_mem = dt / ln 4), theta = 1, W = (0.6, 0.8), no recurrence, no bias. Input 1 at
+// ticks 1, 2, 3:
+//   unit 0: v = 0.6, 0.9, 1.05 (spikes at tick 3), then 0.525 - 1 = -0.475 at tick 4.
+//   unit 1: v = 0.8, 1.0 (not above theta), 1.05 (spikes at tick 3), then 0.2625 - 1 = -0.7375.
+TEST(Lif, PerUnitTimeConstantsByHand) {
+  LifParameters p;
+  p.W.resize(2, 1);
+  p.W << 0.6, 0.8;
+  p.V.setZero(2, 2);
+  p.b.setZero(2);
+  p.theta.setConstant(2, 1.0);
+  p.dt = 1.0;
+  p.tau_mem.resize(2);
+  p.tau_mem << 1.0 / std::log(2.0), 1.0 / std::log(4.0);
+  const auto alpha = p.decay();
+  EXPECT_EQ(alpha[0], std::exp(-1.0 / p.tau_mem[0]));
+  EXPECT_EQ(alpha[1], std::exp(-1.0 / p.tau_mem[1]));
+  const auto r = run(p, {{0.5, 0, 1.0}, {1.5, 0, 1.0}, {2.5, 0, 1.0}}, 4.0, {2.0, 3.0, 4.0});
+  ASSERT_EQ(r.trace.size(), 2u);
+  EXPECT_EQ(r.trace[0].time, 3.0);
+  EXPECT_EQ(r.trace[0].unit, 0);
+  EXPECT_EQ(r.trace[1].time, 3.0);
+  EXPECT_EQ(r.trace[1].unit, 1);
+  const auto& v2 = r.snapshots[0].layers[0].at("v");
+  const auto& v3 = r.snapshots[1].layers[0].at("v");
+  const auto& v4 = r.snapshots[2].layers[0].at("v");
+  EXPECT_NEAR(v2[0], 0.9, 1e-15);
+  EXPECT_NEAR(v2[1], 1.0, 1e-15);
+  EXPECT_NEAR(v3[0], 1.05, 1e-15);
+  EXPECT_NEAR(v3[1], 1.05, 1e-15);
+  EXPECT_NEAR(v4[0], -0.475, 1e-15);
+  EXPECT_NEAR(v4[1], -0.7375, 1e-15);
+}
+
+// Without recurrence between them, the units of a layer with tau_mem = (a, b) are, event for event,
+// a one-unit layer with a and one with b.
+TEST(Lif, PerUnitLayerIsItsUnitsAsSeparateLayers) {
+  LifParameters p;
+  p.W.resize(2, 3);
+  p.W << 0.7, -0.2, 0.5, 0.3, 0.6, 0.4;
+  p.V.setZero(2, 2);
+  p.V(0, 0) = 0.15;
+  p.V(1, 1) = -0.1;
+  p.b.resize(2);
+  p.b << 0.05, -0.02;
+  p.theta.resize(2);
+  p.theta << 1.0, 0.8;
+  p.dt = 0.5;
+  p.tau_mem.resize(2);
+  p.tau_mem << 8.0, 13.0;
+  std::vector<egret::InputEvent<double>> in;
+  for (int i = 0; i < 150; ++i) in.push_back({0.1 + 0.2 * i, i % 3, 0.4 + 0.1 * (i % 5)});
+  const auto both = run(p, in, 30.0);
+  std::size_t spikes = 0;
+  for (Index n = 0; n < 2; ++n) {
+    LifParameters q;
+    q.W = p.W.row(n);
+    q.V.setConstant(1, 1, p.V(n, n));
+    q.b.setConstant(1, p.b[n]);
+    q.theta.setConstant(1, p.theta[n]);
+    q.dt = p.dt;
+    q.tau_mem.setConstant(1, p.tau_mem[n]);
+    const auto alone = run(q, in, 30.0);
+    std::vector<double> times;
+    for (const auto& e : both.trace)
+      if (e.unit == n) times.push_back(e.time);
+    ASSERT_EQ(times.size(), alone.trace.size()) << "unit " << n;
+    for (std::size_t i = 0; i < times.size(); ++i) EXPECT_EQ(times[i], alone.trace[i].time);
+    EXPECT_GT(times.size(), 5u) << "unit " << n;
+    spikes += times.size();
+  }
+  EXPECT_EQ(spikes, both.trace.size());
+}
+
+// Every entry of tau_mem is checked, and the error names the entry.
+TEST(Lif, NonPositiveOrNanTimeConstantEntryIsRefusedByIndex) {
+  LifParameters p = LifParameters::random(4, 2, 1, {});
+  p.validate();
+  EXPECT_EQ(p.tau_mem.size(), 4);
+  EXPECT_TRUE((p.tau_mem.array() == 20.0).all());
+  const double bad[] = {0.0, -3.0, std::nan(""), std::numeric_limits<double>::infinity(), 1e-9};
+  for (double v : bad) {
+    LifParameters q = p;
+    q.tau_mem[3] = v;
+    try {
+      q.validate("layer 0");
+      FAIL() << "tau_mem[3] = " << v << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("layer 0: tau_mem[3]"), std::string::npos) << e.what();
+    }
+  }
+  LifParameters short_tau = p;
+  short_tau.tau_mem.setConstant(3, 20.0);
+  EXPECT_THROW(short_tau.validate(), std::invalid_argument);
 }
 
 TEST(Lif, TypeUnitsAndDtBuildALayerAndUnknownKeysAreRefused) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "io/config/network_config.hpp"
 #include "models/lif/lif_cell.hpp"
@@ -35,7 +37,7 @@ SuSnnParameters one_unit_with_rhythm() {
   p.b.setZero(1);
   p.theta.setConstant(1, 1.0);
   p.dt = 1.0;
-  p.tau_mem = 1.0 / std::log(2.0);  // alpha = 1/2
+  p.tau_mem.setConstant(1, 1.0 / std::log(2.0));  // alpha = 1/2
   p.gate.b.setZero(1);
   p.gate.alpha.setConstant(1, 1, 1.0);
   p.gate.phi.setConstant(1, 1, M_PI / 4);
@@ -81,7 +83,7 @@ TEST(SuSnn, EveryGateOpenIsTheLifLayer) {
   lif.V = sp.at("V", "test");
   lif.b = sp.at("b", "test").col(0);
   lif.theta = sp.at("theta", "test").col(0);
-  lif.tau_mem = 7;
+  lif.tau_mem.setConstant(6, 7.0);
   lif.validate();
   std::vector<egret::InputEvent<double>> in;
   for (int k = 0; k < 120; ++k) in.push_back({0.3 + 0.5 * k, k % 4, 0.5 + 0.1 * (k % 7)});
@@ -94,6 +96,67 @@ TEST(SuSnn, EveryGateOpenIsTheLifLayer) {
   for (std::size_t i = 0; i < ref.trace.size(); ++i) {
     EXPECT_EQ(su.trace[i].time, ref.trace[i].time);
     EXPECT_EQ(su.trace[i].unit, ref.trace[i].unit);
+  }
+}
+
+// The same with a different tau_mem per unit (the configuration's 7 is broadcast to every unit
+// first, then replaced by name, as Python and training do).
+TEST(SuSnn, EveryGateOpenIsTheLifLayerWithPerUnitTimeConstants) {
+  const auto cfg = egret::parse_network_config(
+      R"({"seed": 5, "input_channels": 4, "layers": [{"type": "su_snn", "units": 6,
+          "tau_mem": 7, "threshold": 0.4, "gate": {"bias": 5, "amplitude": 0.5},
+          "init": {"weight_scale": 2.5, "recurrent_scale": 1.5, "bias": 0.1, "bias_spread": 0.2}}]})",
+      "test");
+  auto built = egret::build_network<double>(cfg);
+  auto sp = built.layer(0).parameters();
+  egret::Matrix<double>& tau = sp.at("tau_mem", "test");
+  ASSERT_EQ(tau.rows(), 6);
+  ASSERT_EQ(tau.cols(), 1);
+  EXPECT_TRUE((tau.array() == 7.0).all());
+  tau.col(0) << 2.0, 3.0, 5.0, 8.0, 13.0, 21.0;
+  egret::Network<double> net;
+  net.add_layer(built.layer(0).with_parameters(sp));
+  egret::LifParams<double> lif;
+  lif.W = sp.at("W", "test");
+  lif.V = sp.at("V", "test");
+  lif.b = sp.at("b", "test").col(0);
+  lif.theta = sp.at("theta", "test").col(0);
+  lif.tau_mem = tau.col(0);
+  lif.validate();
+  std::vector<egret::InputEvent<double>> in;
+  for (int k = 0; k < 120; ++k) in.push_back({0.3 + 0.5 * k, k % 4, 0.5 + 0.1 * (k % 7)});
+  egret::SimOptions<double> opt;
+  opt.end_time = 60;
+  const auto su = egret::simulate(net, egret::InputStream<double>(in, 4), opt);
+  const auto ref = run<egret::LifCell>(lif, in, 60);
+  const auto broadcast = egret::simulate(built, egret::InputStream<double>(in, 4), opt);
+  ASSERT_GT(ref.trace.size(), 40u);
+  ASSERT_EQ(su.trace.size(), ref.trace.size());
+  bool differs = su.trace.size() != broadcast.trace.size();
+  for (std::size_t i = 0; i < ref.trace.size(); ++i) {
+    EXPECT_EQ(su.trace[i].time, ref.trace[i].time);
+    EXPECT_EQ(su.trace[i].unit, ref.trace[i].unit);
+    if (!differs)
+      differs = su.trace[i].time != broadcast.trace[i].time ||
+                su.trace[i].unit != broadcast.trace[i].unit;
+  }
+  EXPECT_TRUE(differs) << "the per-unit time constants changed nothing";
+}
+
+// su-SNN checks every tau_mem entry as LIF does (it inherits LIF's validation).
+TEST(SuSnn, NonPositiveOrNanTimeConstantEntryIsRefusedByIndex) {
+  const auto cfg = egret::parse_network_config(
+      R"({"input_channels": 2, "layers": [{"type": "su_snn", "units": 5, "dt": 1}]})", "test");
+  auto net = egret::build_network<double>(cfg);
+  for (double v : {0.0, -1.0, std::nan("")}) {
+    auto sp = net.layer(0).parameters();
+    sp.at("tau_mem", "test")(2, 0) = v;
+    try {
+      net.layer(0).with_parameters(sp);
+      FAIL() << "tau_mem[2] = " << v << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("tau_mem[2]"), std::string::npos) << e.what();
+    }
   }
 }
 

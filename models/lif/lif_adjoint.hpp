@@ -4,7 +4,7 @@
 // lam = dL/dv_k carried from tick k + 1 and dy = dL/ds_k:
 //   a = lam + dy sigma'(v_k - theta)                 (dL/dv_k, all paths)
 //   dtheta -= dy sigma' + a s_{k-1};  db += a;  dW[:, c] += a x_c;  dV[:, m] += a (s_{k-1,m} = 1)
-//   dtau_mem += (a . v_{k-1}) alpha dt / tau_mem^2;  lam <- alpha a
+//   dtau_mem += a v_{k-1} alpha dt / tau_mem^2;  lam <- alpha a   (per unit, elementwise)
 //   dL/ds_{k-1} = V^T a - theta a  (the recurrence and the reset)
 #pragma once
 
@@ -23,7 +23,10 @@ class LifAdjoint {
   using Params = LifParams<Scalar>;
   using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
 
-  explicit LifAdjoint(std::shared_ptr<const Params> p) : p_(std::move(p)) {}
+  explicit LifAdjoint(std::shared_ptr<const Params> p)
+      : p_(std::move(p)),
+        alpha_(p_->decay()),
+        dalpha_dtau_(alpha_ * p_->dt / p_->tau_mem.array().square()) {}
 
   void begin(NamedParameters<Scalar>& grad) {
     const std::string where = "lif adjoint";
@@ -57,8 +60,7 @@ class LifAdjoint {
     dy.setZero();
     if (visit.previous_record) {
       const Eigen::Map<const Array> v_prev(visit.previous_record, n);
-      const Scalar alpha = p.decay();
-      (*dtau_mem_)(0, 0) += a.dot(v_prev.matrix()) * alpha * p.dt / (p.tau_mem * p.tau_mem);
+      dtau_mem_->col(0).array() += a_ * v_prev * dalpha_dtau_;
       for (Index m = 0; m < n; ++m) {
         if (!(v_prev[m] - p.theta[m] > Scalar(0))) continue;  // s_{k-1,m} = 0
         dV_->col(m) += a;
@@ -68,7 +70,7 @@ class LifAdjoint {
       dy = (p.V.transpose() * a).array() - p.theta.array() * a_;
       report.backward_macs += un * un;
     }
-    lam_v_ = p.decay() * a_;
+    lam_v_ = alpha_ * a_;
   }
 
   Scalar input_adjoint(Index channel, BackwardReport& report) {
@@ -80,6 +82,8 @@ class LifAdjoint {
 
  private:
   std::shared_ptr<const Params> p_;
+  Array alpha_;        // every unit's decay exp(-dt / tau_mem)
+  Array dalpha_dtau_;  // d alpha / d tau_mem = alpha dt / tau_mem^2, per unit
   Matrix<Scalar>*dW_ = nullptr, *dV_ = nullptr, *db_ = nullptr, *dtheta_ = nullptr;
   Matrix<Scalar>* dtau_mem_ = nullptr;
   Array lam_v_;  // dL/dv_k carried to tick k - 1 (times alpha)

@@ -1,6 +1,7 @@
 // The physics of a LIF layer with soft reset, on the tick schedule (docs/model.md §5):
 //   v_k = alpha v_{k-1} + W x_k + V s_{k-1} + b - theta s_{k-1},   alpha = exp(-dt / tau_mem)
 //   s_k = H(v_k - theta)                                          (H(0) = 0)
+// with alpha and tau_mem per unit (elementwise; alpha computed once, when the cell is built).
 // A spiking unit emits an event of value 1 (binary: its consumers accumulate, they do not
 // multiply). Event-sparse: only the columns of W for channels with input this tick and of V for
 // the units that spiked at k - 1 are added. The backward side is models/lif/lif_adjoint.hpp.
@@ -29,7 +30,7 @@ class LifCell {
   static constexpr bool kHeldOutput = false;  // spikes are events, not changes
 
   explicit LifCell(std::shared_ptr<const Params> p)
-      : p_(std::move(p)), W_pattern_(p_->W), V_pattern_(p_->V) {
+      : p_(std::move(p)), alpha_(p_->decay()), W_pattern_(p_->W), V_pattern_(p_->V) {
     v_.resize(p_->units());
     v_before_.resize(p_->units());
     drive_.resize(p_->units());
@@ -50,7 +51,7 @@ class LifCell {
     W_pattern_.count_columns(out.counts(), x.channels, x.values);
     V_pattern_.count_columns(out.counts(), spiking_, ones_);  // spikes: accumulates
     v_before_ = v_;
-    v_ = p.decay() * v_ + drive_.array();
+    v_ = alpha_ * v_ + drive_.array();
     for (Index m : spiking_) v_[m] -= p.theta[m];  // soft reset
     spiking_.clear();
     for (Index m = 0; m < p.units(); ++m) {
@@ -84,6 +85,7 @@ class LifCell {
 
  private:
   std::shared_ptr<const Params> p_;
+  Array alpha_;  // every unit's decay exp(-dt / tau_mem)
   WeightPattern<Scalar> W_pattern_, V_pattern_;
   Array v_;                     // membrane potentials after the last tick
   Array v_before_;              // scratch: v_{k-1} (a unit whose v changed is a membrane update)

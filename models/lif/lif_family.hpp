@@ -22,12 +22,12 @@ void read_lif_init(const LayerSettings& s, Init& init) {
   init.threshold = s.as<S>("threshold");
 }
 
-// The LIF keys' run settings into p (dt, tau_mem, tau_o, alpha_s).
+// The LIF keys' run settings into p (dt, tau_mem broadcast to every unit, tau_o, alpha_s).
 template <class P>
 void read_lif_settings(const LayerSettings& s, P& p) {
   using S = typename P::Scalar;
   p.dt = s.as<S>("dt");
-  p.tau_mem = s.as<S>("tau_mem");
+  p.tau_mem.setConstant(p.units(), s.as<S>("tau_mem"));
   p.tau_o = s.as<S>("tau_o");
   p.alpha_s = s.as<S>("surrogate.alpha");
 }
@@ -37,8 +37,8 @@ inline std::vector<SettingKey> lif_keys() {
   const double inf = std::numeric_limits<double>::infinity();
   return {
       {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
-      {"tau_mem", 20, 0, inf, false, "membrane time constant [ms]: alpha = exp(-dt / tau_mem)",
-       kMinTimeScaleMs},
+      {"tau_mem", 20, 0, inf, false,
+       "membrane time constant [ms] of every unit: alpha = exp(-dt / tau_mem)", kMinTimeScaleMs},
       {"tau_o", 10, 0, inf, false, "output-trace time constant [ms]", kMinTimeScaleMs},
       {"threshold", 1, 0, 1e6, false, "initial threshold theta of every unit (> 0)", kMinThreshold},
       {"surrogate.alpha", 1, 0, 1e6, false, "alpha_s of the surrogate 1 / (1 + (alpha_s pi u)^2)"},

@@ -1,10 +1,13 @@
 // Parameters of one LIF layer (models/lif/lif_cell.hpp): input weights W (N x D), recurrent weights
-// V (N x N), bias b (N), thresholds theta (N, > 0), the membrane time constant tau_mem (alpha =
-// exp(-dt / tau_mem)) and the output trace's tau_o; dt and the surrogate's alpha_s are settings.
+// V (N x N), bias b (N), thresholds theta (N, > 0), the membrane time constants tau_mem (N, unit n
+// decays with alpha_n = exp(-dt / tau_mem_n)) and the output trace's tau_o (one per layer); dt and
+// the surrogate's alpha_s are settings.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "models/shared/parameter_checks.hpp"
@@ -17,15 +20,19 @@ struct LifParams {
   using Scalar = ScalarT;
   Matrix<Scalar> W, V;
   Vector<Scalar> b, theta;
-  Scalar tau_mem = 20;  // membrane time constant [ms]
-  Scalar tau_o = 10;    // output-trace time constant [ms]
-  Scalar dt = 1;        // tick interval [ms]
-  Scalar alpha_s = 1;   // arctan surrogate 1 / (1 + (alpha_s pi u)^2)
+  Vector<Scalar> tau_mem;  // membrane time constant of every unit [ms]
+  Scalar tau_o = 10;       // output-trace time constant [ms]
+  Scalar dt = 1;           // tick interval [ms]
+  Scalar alpha_s = 1;      // arctan surrogate 1 / (1 + (alpha_s pi u)^2)
 
   Index units() const { return theta.size(); }
   Index inputs() const { return W.cols(); }
   Scalar output_time_constant() const { return tau_o; }
-  Scalar decay() const { return std::exp(-dt / tau_mem); }
+  // Every unit's decay alpha_n = exp(-dt / tau_mem_n) (std::exp per entry: the value a scalar
+  // tau_mem gave). The cells compute it once, when they are built.
+  Eigen::Array<Scalar, Eigen::Dynamic, 1> decay() const {
+    return tau_mem.array().unaryExpr([this](Scalar tau) { return std::exp(-dt / tau); });
+  }
 
   template <class Self, class F>
   static void visit_parameters(Self& p, F&& f) {
@@ -33,7 +40,9 @@ struct LifParams {
     f(ParameterSpec{"V"}, p.V);
     f(ParameterSpec{"b"}, p.b);
     f(ParameterSpec{"theta", Constraint::kSoftplus}, p.theta);
-    f(ParameterSpec{"tau_mem", Constraint::kLog, Training::kTimeConstant}, p.tau_mem);
+    f(ParameterSpec{"tau_mem", Constraint::kLog, Training::kTimeConstant, Rank::kMatrix,
+                    /*was_scalar=*/true},
+      p.tau_mem);
     f(ParameterSpec{"tau_o", Constraint::kLog, Training::kTimeConstant}, p.tau_o);
   }
 
@@ -41,6 +50,7 @@ struct LifParams {
     Scalar weight_scale = 1, recurrent_scale = 1;
     Scalar bias = 0, bias_spread = 0;
     Scalar threshold = 1;
+    Scalar tau_mem = 20;  // every unit's membrane time constant [ms]
   };
   static LifParams random(Index units, Index inputs, std::uint64_t seed, const RandomInit& init) {
     LifParams p;
@@ -48,8 +58,8 @@ struct LifParams {
     fill_random(p, units, inputs, uniform, init);
     return p;
   }
-  // W, V, b and theta drawn from `uniform` (families built on LIF integration draw their own
-  // parameters after these from the same generator).
+  // W, V, b drawn from `uniform`, theta and tau_mem constant (families built on LIF integration
+  // draw their own parameters after these from the same generator).
   static void fill_random(LifParams& p, Index units, Index inputs, SeededUniform<Scalar>& uniform,
                           const RandomInit& init) {
     p.W.resize(units, inputs);
@@ -60,6 +70,7 @@ struct LifParams {
     for (Index i = 0; i < units; ++i)
       p.b[i] = init.bias + uniform(-init.bias_spread, init.bias_spread);
     p.theta.setConstant(units, init.threshold);
+    p.tau_mem.setConstant(units, init.tau_mem);
   }
 
   void validate(const std::string& layer = "lif layer") const {
@@ -69,12 +80,21 @@ struct LifParams {
     detail::check_shape(V, n, n, layer, "V");
     detail::check_shape(b, n, 1, layer, "b");
     detail::check_shape(theta, n, 1, layer, "theta");
+    if (tau_mem.size() != n) {
+      std::ostringstream os;
+      os << layer << ": tau_mem has " << tau_mem.size() << " entries, expected " << n
+         << " (one per unit)";
+      throw std::invalid_argument(os.str());
+    }
     for (Index i = 0; i < n; ++i) {
       detail::check_positive(theta[i], layer, "theta", false);
       if (theta[i] < static_cast<Scalar>(kMinThreshold))
         throw std::invalid_argument(layer + ": theta below the documented minimum 1e-6");
     }
-    detail::check_time_scale(tau_mem, layer, "tau_mem", false);
+    for (Index i = 0; i < n; ++i) {
+      const std::string name = "tau_mem[" + std::to_string(i) + "]";
+      detail::check_time_scale(tau_mem[i], layer, name.c_str(), false);
+    }
     detail::check_time_scale(tau_o, layer, "tau_o", false);
     detail::check_time_scale(dt, layer, "dt", false);
     detail::check_positive(alpha_s, layer, "surrogate.alpha", false);

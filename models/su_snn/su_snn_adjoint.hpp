@@ -8,7 +8,7 @@
 //   da = (dy H(q) + U (ubar_k - u_{k-1})) sg
 //   dtheta -= dy g sq + A H(qp) - A theta sp (the spike, and the owed reset theta H(qp))
 //   db += A;  dW[:, c] += A x_c;  dV[:, j] += A (s_{k-1,j} = 1)
-//   dtau_mem += (A . u_{k-1}) alpha dt / tau_mem^2
+//   dtau_mem += A u_{k-1} alpha dt / tau_mem^2     (alpha, tau_mem per unit: elementwise)
 //   lam <- U (1 - g) + A (alpha - theta sp);  dL/ds_{k-1} = V^T A
 // A is zero for closed units: their rows of W and V get no gradient at this tick.
 #pragma once
@@ -29,7 +29,10 @@ class SuSnnAdjoint {
   using Params = SuSnnParams<Scalar>;
   using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
 
-  explicit SuSnnAdjoint(std::shared_ptr<const Params> p) : p_(std::move(p)) {}
+  explicit SuSnnAdjoint(std::shared_ptr<const Params> p)
+      : p_(std::move(p)),
+        alpha_(p_->decay()),
+        dalpha_dtau_(alpha_ * p_->dt / p_->tau_mem.array().square()) {}
 
   void begin(NamedParameters<Scalar>& grad) {
     const std::string where = "su_snn adjoint";
@@ -59,7 +62,7 @@ class SuSnnAdjoint {
     const TickInput<Scalar>& x = *visit.input;
     for (std::size_t i = 0; i < x.size(); ++i) dW_->col(x.channels[i]) += x.values[i] * A;
     report.backward_macs += un * x.size();
-    (*dtau_mem_)(0, 0) += A.dot(u_prev_.matrix()) * p.decay() * p.dt / (p.tau_mem * p.tau_mem);
+    dtau_mem_->col(0).array() += A_ * u_prev_ * dalpha_dtau_;
     for (Index j = 0; j < n; ++j) {
       if (!s_prev_[j]) continue;
       dV_->col(j) += A;
@@ -102,7 +105,6 @@ class SuSnnAdjoint {
     const Eigen::Map<const Array> a(visit.record, n), ubar(visit.record + n, n),
         u(visit.record + 2 * n, n);
     const Array& dy = *visit.dy;
-    const Scalar alpha = p.decay();
     report.surrogate_pairs += static_cast<std::uint64_t>(n);
     for (Index m = 0; m < n; ++m) {
       const Scalar theta = p.theta[m];
@@ -118,11 +120,13 @@ class SuSnnAdjoint {
       A_[m] = U * g;
       da_[m] = (dy[m] * spike + U * (ubar[m] - u_prev_[m])) * sg;
       (*dtheta_)(m, 0) -= dy[m] * g * sq + A_[m] * owed - A_[m] * theta * sp;
-      lam_[m] = U * (Scalar(1) - g) + A_[m] * (alpha - theta * sp);
+      lam_[m] = U * (Scalar(1) - g) + A_[m] * (alpha_[m] - theta * sp);
     }
   }
 
   std::shared_ptr<const Params> p_;
+  Array alpha_;        // every unit's decay exp(-dt / tau_mem)
+  Array dalpha_dtau_;  // d alpha / d tau_mem = alpha dt / tau_mem^2, per unit
   Matrix<Scalar>*dW_ = nullptr, *dV_ = nullptr, *db_ = nullptr, *dtheta_ = nullptr;
   Matrix<Scalar>* dtau_mem_ = nullptr;
   Matrix<Scalar>*dg_b_ = nullptr, *dg_alpha_ = nullptr, *dg_phi_ = nullptr, *dg_omega_ = nullptr;

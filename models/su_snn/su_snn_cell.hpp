@@ -2,7 +2,8 @@
 // schedule: the rhythmic gate (models/rhythmic_gate/rhythmic_gate.hpp) over the LIF layer's
 // integration (models/lif/lif_cell.hpp):
 //   a_k = g_b + sum_j g_alpha[:, j] sin(g_omega_j t_k + g_phi[:, j]),   g_k = H(a_k)
-//   ubar_k = alpha u_{k-1} + W x_k + V s_{k-1} + b - theta H(u_{k-1} - theta)
+//   ubar_k = alpha u_{k-1} + W x_k + V s_{k-1} + b - theta H(u_{k-1} - theta),
+//   alpha = exp(-dt / tau_mem) per unit
 //   u_k = u_{k-1} + g_k (ubar_k - u_{k-1}),   s_k = g_k H(u_k - theta)
 // A closed unit neither integrates nor fires: u is carried exactly, the unit sends nothing, and
 // without a tape its rows of W (impulse inputs) and V are not read.
@@ -35,7 +36,11 @@ class SuSnnCell {
   static constexpr bool kHeldOutput = false;  // spikes are events, not changes
 
   explicit SuSnnCell(std::shared_ptr<const Params> p)
-      : p_(std::move(p)), gate_(p_->gate), W_pattern_(p_->W), V_pattern_(p_->V) {
+      : p_(std::move(p)),
+        alpha_(p_->decay()),
+        gate_(p_->gate),
+        W_pattern_(p_->W),
+        V_pattern_(p_->V) {
     const Index n = p_->units();
     u_.resize(n);
     ubar_.resize(n);
@@ -104,7 +109,6 @@ class SuSnnCell {
       ones_.assign(spiking_.size(), Scalar(1));
       add_scaled_columns(drive_, p.V, spiking_, ones_);  // binary spikes: accumulates
     }
-    const Scalar alpha = p.decay();
     for (Index m = 0; m < p.units(); ++m) {
       if (!every_unit) {
         if (!(a_[m] > Scalar(0))) continue;
@@ -114,7 +118,7 @@ class SuSnnCell {
         for (Index j : spiking_) drive_[m] += p.V(m, j);
       }
       const Scalar owed_reset = u_[m] - p.theta[m] > Scalar(0) ? p.theta[m] : Scalar(0);
-      ubar_[m] = alpha * u_[m] + drive_[m] - owed_reset;
+      ubar_[m] = alpha_[m] * u_[m] + drive_[m] - owed_reset;
     }
   }
 
@@ -134,6 +138,7 @@ class SuSnnCell {
   }
 
   std::shared_ptr<const Params> p_;
+  Array alpha_;                // every unit's decay exp(-dt / tau_mem)
   GateSchedule<Scalar> gate_;  // the rhythmic gate, 2K sines per tick
   WeightPattern<Scalar> W_pattern_, V_pattern_;
   Array u_;                     // membrane potentials after the last tick

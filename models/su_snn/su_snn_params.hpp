@@ -1,8 +1,8 @@
 // Parameters of one selective-update spiking layer (models/su_snn/su_snn_cell.hpp, suRNN paper Fig.
 // A1): the LIF layer's input weights W (N x D), recurrent weights V (N x N), bias b (N), thresholds
-// theta (N, > 0) and membrane time constant tau_mem, the output trace's tau_o, and the rhythmic
-// gate generator's g_b (N), g_alpha, g_phi (N x K), g_omega (K). dt and the two surrogates'
-// alpha_s (spikes) and slope (gate) are settings.
+// theta (N, > 0) and membrane time constants tau_mem (N), the output trace's tau_o, and the
+// rhythmic gate generator's g_b (N), g_alpha, g_phi (N x K), g_omega (K). dt and the two
+// surrogates' alpha_s (spikes) and slope (gate) are settings.
 #pragma once
 
 #include <cstdint>

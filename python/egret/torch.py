@@ -76,9 +76,9 @@ class _EventNetworkFunction(torch.autograd.Function):
 class _LayerParameters(nn.Module):
     """The trainable parameters of one layer, whatever its family (Network.parameter_specs):
     free ones as they are (``U_u``, ...), positive ones through softplus (``theta_rho``), time
-    constants as ``log_tau`` (their logs in the family's declared order, each one value or, for a
-    per-unit time constant such as the continuous EGRU's ``tau_m``, one per unit, concatenated);
-    fixed ones are left out."""
+    constants as ``log_tau`` (their logs in the family's declared order, a per-unit one such as
+    LIF's ``tau_mem`` or the continuous EGRU's ``tau_m`` flattened in place: one entry per unit;
+    ``time_constant_slices`` says where each sits); fixed ones are left out."""
 
     def __init__(self, values: Dict[str, np.ndarray], specs: Dict[str, tuple],
                  train_time_constants: bool):
@@ -99,12 +99,15 @@ class _LayerParameters(nn.Module):
             else:
                 self.free.append(name)
                 setattr(self, name, nn.Parameter(torch.tensor(values[name], dtype=torch.float64)))
-        # Each time constant's shape (() or (N,)) and its place in log_tau.
-        self._tau_shapes = [np.shape(values[n]) for n in self.time_constants]
-        log_tau = torch.tensor(np.concatenate(
-            [np.log(np.atleast_1d(np.asarray(values[n], dtype=np.float64)))
-             for n in self.time_constants]) if self.time_constants else np.zeros(0),
-            dtype=torch.float64)
+        logs = [np.log(np.asarray(values[n], dtype=np.float64)) for n in self.time_constants]
+        #: where each time constant sits in log_tau: (offset, shape), shape () for a scalar
+        self.time_constant_slices: Dict[str, tuple] = {}
+        offset = 0
+        for name, a in zip(self.time_constants, logs):
+            self.time_constant_slices[name] = (offset, a.shape)
+            offset += a.size
+        log_tau = torch.tensor(np.concatenate([a.reshape(-1) for a in logs]) if logs else [],
+                               dtype=torch.float64)
         self.train_time_constants = train_time_constants
         if train_time_constants:
             self.log_tau = nn.Parameter(log_tau)
@@ -117,11 +120,9 @@ class _LayerParameters(nn.Module):
         for name in self.positive:
             out[name] = nn.functional.softplus(getattr(self, f"{name}_rho"))
         tau = torch.exp(self.log_tau)
-        at = 0
-        for name, shape in zip(self.time_constants, self._tau_shapes):
-            size = int(np.prod(shape))
-            out[name] = tau[at:at + size].reshape(shape)
-            at += size
+        for name in self.time_constants:
+            offset, shape = self.time_constant_slices[name]
+            out[name] = tau[offset:offset + int(np.prod(shape))].reshape(shape)
         return out
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):  # type: ignore[override]
@@ -130,8 +131,9 @@ class _LayerParameters(nn.Module):
         key = prefix + "log_tau"
         old = state_dict.get(key)
         if old is not None and old.numel() == len(self.time_constants) != self.log_tau.numel():
-            state_dict[key] = torch.cat([old[k].reshape(1).expand(int(np.prod(shape)))
-                                         for k, shape in enumerate(self._tau_shapes)])
+            state_dict[key] = torch.cat(
+                [old[k].reshape(1).expand(int(np.prod(self.time_constant_slices[name][1])))
+                 for k, name in enumerate(self.time_constants)])
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 

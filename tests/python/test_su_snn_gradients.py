@@ -4,9 +4,9 @@ and surrogate gradients against PyTorch autograd of the equations, written here 
     ubar_k = alpha u_{k-1} + W x_k + V s_{k-1} + b - theta H(u_{k-1} - theta)
     u_k = u_{k-1} + g (ubar_k - u_{k-1}),  s_k = g H(u_k - theta)
 with the arctan surrogate 1 / (1 + (alpha_s pi q)^2) for the spike's H and the sigmoid-derivative
-surrogate beta s (1 - s) for the gate's. Cases: two layers, a batch of three, point and window
-readouts of the output trace, every parameter (the gate's too), the input values; and the
-schedule's sparsity: a closed unit never spikes."""
+surrogate beta s (1 - s) for the gate's; alpha = exp(-dt / tau_mem) has one entry per unit. Cases: two layers, a batch of three, point and window
+readouts of the output trace, every parameter (the gate's too), the input values, distinct
+per-unit tau_mem; and the schedule's sparsity: a closed unit never spikes."""
 import math
 
 import numpy as np
@@ -24,7 +24,8 @@ def su_snn_layer(P, x, dt, alpha_s, slope, counts):
     H_gate = heaviside_with_surrogate(lambda a: slope * torch.sigmoid(slope * a)
                                       * (1 - torch.sigmoid(slope * a)))
     n = P["theta"].shape[0]
-    alpha = torch.exp(-dt / P["tau_mem"])
+    assert P["tau_mem"].shape == (n,)  # one membrane time constant per unit
+    alpha = torch.exp(-dt / P["tau_mem"])  # (n,): every unit its own decay
     u = torch.zeros(n, dtype=torch.float64)
     s = torch.zeros(n, dtype=torch.float64)
     out = []
@@ -97,3 +98,33 @@ def test_su_snn_input_value_gradients_equal_autograd():
         lambda P0, P1, x: two_layers(P0, P1, x, dt, alpha_s, slope, counts),
         lambda s, P: readouts(s, dt, P["tau_o"], [15.0, 29.5], []))
     print(f"su-SNN input values: worst relative error {worst:.1e}")
+
+
+def test_two_su_snn_layers_with_per_unit_tau_mem_equal_autograd():
+    dt, end, alpha_s, slope = 0.5, 20.0, 2.0, 2.0
+    net = egret.Network(config(4, dt, alpha_s, slope))
+    tau_mem = {"layer0.tau_mem": np.array([8.0, 13.0, 21.0, 3.0, 5.0, 34.0, 2.0]),
+               "layer1.tau_mem": np.array([4.0, 11.0, 7.0, 18.0])}
+    assert net.parameters()["layer0.tau_mem"].shape == (7,)
+    assert np.all(net.parameters()["layer0.tau_mem"] == 6.0)  # the configuration's, broadcast
+    net.set_parameters(tau_mem)
+    rng = np.random.default_rng(4)
+    points, windows = [6.1, 12.0, 19.9], [(2.0, 9.5), (14.0, 20.0)]
+    cases, samples = labelled_batch(rng, end, points, windows)
+    counts = {"open": 0, "pairs": 0, "closed_spikes": 0}
+    grads, _, worst, spikes = two_layers_equal_autograd(
+        net, cases, samples, dt, end,
+        lambda P0, P1, x: two_layers(P0, P1, x, dt, alpha_s, slope, counts),
+        lambda s, P: readouts(s, dt, P["tau_o"], points, windows),
+        lambda r, x, s0, s1: spikes_match(r, 0, s0, dt) + spikes_match(r, 1, s1, dt))
+    assert len(worst) == 2 * 10 + 2 - 1  # every gradient but layer 0's tau_o (zero on both sides)
+    for name, tau in tau_mem.items():
+        g = np.asarray(grads[name])
+        assert g.shape == tau.shape  # dL/dtau_mem: one entry per unit
+        assert np.count_nonzero(g) >= len(tau) - 1, (name, g)
+        assert len(np.unique(np.round(g, 12))) >= len(tau) - 1  # not one number repeated
+    assert spikes > 60
+    assert counts["closed_spikes"] > 0
+    print(f"two su-SNN layers, per-unit tau_mem: {spikes} spikes, worst relative error "
+          f"{max(worst.values()):.1e} ({max(worst, key=worst.get)}); tau_mem: "
+          f"{worst['layer0.tau_mem']:.1e}, {worst['layer1.tau_mem']:.1e}")
