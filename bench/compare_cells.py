@@ -63,10 +63,14 @@ REGULARIZED = {"continuous_egru", "discrete_egru", "lif"}
 # The mean of b_z every EGRU family starts from: below 0, a unit does not charge to its threshold
 # without input (docs/model.md, Initialisation).
 EGRU_BIAS_Z = -0.2
+# Families that train their time constants: the continuous EGRU, one per unit (docs/model.md),
+# each unit's tau_m starting at 2^x times the layer's value, x uniform in [-1, 1] (seeded).
+# The other families keep theirs at the configuration's values.
+TRAINS_TIME_CONSTANTS = {"continuous_egru"}
 FMNIST_DIR = "/usr/share/datasets/fashion-mnist"
 
 
-def layer(cell, units, dt, task, input_share=1.0):
+def layer(cell, units, dt, task, input_share=1.0, seed=0):
     """The hidden layer of each cell, with the settings used for both tasks."""
     if cell == "continuous_egru":
         if task == "dvs":  # the main job's layer (examples/networks/dvs_gesture_layer.json)
@@ -77,6 +81,8 @@ def layer(cell, units, dt, task, input_share=1.0):
             base = {"type": cell, "units": units, "tau_m": 2, "tau_o": 10, "window_input": 1,
                     "window_recurrent": 4, "threshold": 0.3,
                     "init": {"weight_scale": 1.0, "bias_z": EGRU_BIAS_Z, "bias_spread": 0.2}}
+        spread = np.random.default_rng(seed + 1000).uniform(-1, 1, units)
+        base["params"] = {"tau_m": (base["tau_m"] * 2.0 ** spread).tolist()}  # per unit
         if input_share < 1:  # the kept weights are the dense initialisation's
             base["connectivity"] = {"input": input_share}
         return base
@@ -149,12 +155,13 @@ def train_cell(cell, task, train, test, classes, dt, args, seed, input_share):
     epochs = args.epochs_fmnist if task == "fmnist" else args.epochs_dvs
     batch = 32 if task == "fmnist" else 8
     config = {"seed": seed, "input_channels": train[0].channels,
-              "layers": [layer(cell, args.units, dt, task, input_share)],
+              "layers": [layer(cell, args.units, dt, task, input_share, seed)],
               "readout_classes": classes, "simulation": {"dense_step": dt}}
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = et.EventNetwork(config, threads=args.threads,
-                            activity_regularizer=regularizer(task, args, cell))
+                            activity_regularizer=regularizer(task, args, cell),
+                            train_time_constants=cell in TRAINS_TIME_CONSTANTS)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     labels = {id(s): s.labels[0] for s in train + test}
     t0 = time.perf_counter()

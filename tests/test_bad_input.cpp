@@ -178,8 +178,8 @@ TEST(BadInput, UnphysicalTimeScalesAndThresholds) {
     p.dt = 1e-12;
     expect_error([&] { make_d(p); }, {"dt = 1e-12 ms is below the documented minimum 0.001 ms"});
     p.dt = 1;
-    p.tau_o = 1e-12;
-    expect_error([&] { make_d(p); }, {"tau_o"});
+    p.tau_o[1] = 1e-12;
+    expect_error([&] { make_d(p); }, {"tau_o[1] = 1e-12 ms is below"});
   }
 }
 

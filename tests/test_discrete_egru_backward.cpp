@@ -23,7 +23,7 @@ using D = egret::DiscreteEgruParams<double>;
 egret::Network<double> two_units() {
   D p = D::zeros(2, 1, 0.5);
   p.dt = 1;
-  p.tau_o = 4;
+  p.tau_o.setConstant(4);
   p.half_width = 0.3;
   p.b_u << 10, 10;
   p.b_z << 0.9, 0.3;

@@ -129,7 +129,9 @@ class DiscreteEgruAdjoint final : public LayerAdjoint<Scalar> {
     return 0;  // tick times do not depend on the parameters
   }
 
-  void add_output_time_constant_gradient(Index, Scalar d) override { (*g_.tau_o)(0, 0) += d; }
+  void add_output_time_constant_gradient(Index unit, Scalar d) override {
+    (*g_.tau_o)(unit, 0) += d;
+  }
 
   // c_0 = 0 and y_0 = 0 are no parameters; the biases were accumulated per tick.
   void finish() override {}

@@ -16,7 +16,7 @@ std::unique_ptr<Layer<Scalar>> make_discrete_egru(const LayerRecipe& r) {
   using P = DiscreteEgruParams<Scalar>;
   P p = P::random(r.units, r.inputs, r.seed, egru_random_init<Scalar>(r.settings));
   p.dt = r.settings.as<Scalar>("dt");
-  p.tau_o = r.settings.as<Scalar>("tau_o");
+  p.tau_o.setConstant(r.units, r.settings.as<Scalar>("tau_o"));
   p.dampening = r.settings.as<Scalar>("pseudo_derivative.dampening");
   p.half_width = r.settings.as<Scalar>("pseudo_derivative.half_width");
   p.validate(r.name);

@@ -37,7 +37,7 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
   std::string type_name() const override { return "discrete_egru"; }
   Index units() const override { return p_->units(); }
   Index inputs() const override { return p_->inputs(); }
-  Scalar output_time_constant(Index) const override { return p_->tau_o; }
+  Scalar output_time_constant(Index unit) const override { return p_->tau_o[unit]; }
   bool clocked() const override { return true; }
   const Params& params() const { return *p_; }
 

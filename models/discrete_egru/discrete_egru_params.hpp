@@ -7,8 +7,8 @@ namespace egret {
 
 template <class Scalar>
 struct DiscreteEgruParams : EgruWeights<Scalar> {
-  Scalar dt = 1;      // tick interval [ms]: ticks at t_k = k dt, k = 1, 2, ...
-  Scalar tau_o = 10;  // output-trace time constant [ms]
+  Scalar dt = 1;         // tick interval [ms]: ticks at t_k = k dt, k = 1, 2, ...
+  Vector<Scalar> tau_o;  // each unit's output-trace time constant [ms] (N; default 10)
   // Training: the pseudo-derivative H'(v) = dampening * max(0, 1 - |v| / half_width), v = c -
   // theta.
   Scalar dampening = Scalar(0.3);
@@ -20,25 +20,33 @@ struct DiscreteEgruParams : EgruWeights<Scalar> {
   template <class Self, class F>
   static void visit_parameters(Self& p, F&& f) {
     visit_egru_weights(p, f);
-    f(ParameterSpec{"tau_o", Constraint::kLog, Training::kTimeConstant}, p.tau_o);
+    ParameterSpec tau_o{"tau_o", Constraint::kLog, Training::kTimeConstant};
+    tau_o.was_scalar = true;  // one value per layer before checkpoint format 4
+    f(tau_o, p.tau_o);
   }
 
   static DiscreteEgruParams zeros(Index units, Index inputs, Scalar threshold = Scalar(0.5)) {
     DiscreteEgruParams p;
     p.set_zero(units, inputs, threshold);
+    p.tau_o.setConstant(units, 10);
     return p;
   }
   static DiscreteEgruParams random(Index units, Index inputs, std::uint64_t seed,
                                    const RandomInit& init) {
     DiscreteEgruParams p;
     p.set_random(units, inputs, seed, init);
+    p.tau_o.setConstant(units, 10);
     return p;
   }
 
   void validate(const std::string& layer = "discrete_egru layer") const {
     this->validate_weights(layer);
     detail::check_time_scale(dt, layer, "dt", false);
-    detail::check_time_scale(tau_o, layer, "tau_o", false);
+    detail::check_shape(tau_o, this->units(), 1, layer, "tau_o");
+    for (Index i = 0; i < tau_o.size(); ++i) {
+      const std::string entry = "tau_o[" + std::to_string(i) + "]";
+      detail::check_time_scale(tau_o[i], layer, entry.c_str(), false);
+    }
     detail::check_positive(dampening, layer, "pseudo_derivative.dampening", false);
     detail::check_positive(half_width, layer, "pseudo_derivative.half_width", false);
   }

@@ -41,19 +41,22 @@ def bin_inputs(t, ch, values, dt, ticks, channels):
 
 
 def readouts(y, dt, tau, points, windows):
-    """Point readouts o(t) and window means of the output trace of outputs y (K, N)."""
-    times = dt * torch.arange(1, y.shape[0] + 1, dtype=torch.float64)
+    """Point readouts o(t) and window means of the output trace of outputs y (K, N); tau is one
+    time constant or one per unit (N)."""
+    times = dt * torch.arange(1, y.shape[0] + 1, dtype=torch.float64)[:, None]  # (K, 1)
+    tau = tau.reshape(1, -1) if torch.is_tensor(tau) and tau.dim() > 0 else tau  # (1, N)
     out = []
     for t in points:
-        w = torch.where(times <= t, torch.exp(-(t - times) / tau), torch.zeros_like(times))
-        out.append(w @ y)
+        e = torch.exp(-(t - times) / tau)
+        w = torch.where(times <= t, e, torch.zeros_like(e))
+        out.append((w * y).sum(0))
     for a, b in windows:
         before = times <= a
         inside = (times > a) & (times <= b)
-        w = torch.where(before, tau * (torch.exp(-(a - times) / tau) - torch.exp(-(b - times) / tau)),
-                        torch.where(inside, tau * (1 - torch.exp(-(b - times) / tau)),
-                                    torch.zeros_like(times)))
-        out.append(w @ y / (b - a))
+        e_a, e_b = torch.exp(-(a - times) / tau), torch.exp(-(b - times) / tau)
+        w = torch.where(before, tau * (e_a - e_b),
+                        torch.where(inside, tau * (1 - e_b), torch.zeros_like(e_b)))
+        out.append((w * y).sum(0) / (b - a))
     return torch.stack(out)
 
 

@@ -52,6 +52,9 @@ def two_discrete_layers_case(loss, half_width, seed):
                       dict(layer, units=4, tau_o=5, threshold=0.15,
                            init={"weight_scale": 2.5, "bias_z": 0.4})]}
     net = egret.Network(cfg)
+    # Each unit its own tau_o (the last layer's enters the readouts).
+    net.set_parameters({"layer0.tau_o": 6 * np.linspace(0.6, 1.4, 7),
+                        "layer1.tau_o": 5 * np.linspace(0.6, 1.4, 4)})
     rng = np.random.default_rng(seed)
     t, ch, v = random_events(rng, 90, end, channels)
     points = [7.3, 15.0, 24.9]  # 15.0 is a tick: the readout includes that tick's events

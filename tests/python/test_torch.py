@@ -189,8 +189,8 @@ def test_mixed_continuous_and_discrete_network_trains_through_torch():
     np.testing.assert_allclose(layer.theta_rho.grad.numpy(),
                                ref["layer1.theta"] / (1 + np.exp(-rho)), rtol=1e-12, atol=1e-16)
     tau = np.exp(layer.log_tau.detach().numpy())
-    np.testing.assert_allclose(layer.log_tau.grad.numpy(), [ref["layer1.tau_o"] * tau[0]],
-                               rtol=1e-12)
+    assert tau.shape == rho.shape  # tau_o: one per unit
+    np.testing.assert_allclose(layer.log_tau.grad.numpy(), ref["layer1.tau_o"] * tau, rtol=1e-12)
 
 
 def test_torch_errors():
