@@ -190,21 +190,12 @@ std::vector<Param> sample_parameters(const Problem& pr, std::mt19937_64& rng, in
       const char* name;
       V P::*param;
     };
-    for (const Vec& v :
-         {Vec{"b_u", &P::b_u}, Vec{"b_r", &P::b_r}, Vec{"b_z", &P::b_z}, Vec{"theta", &P::theta}}) {
-      for (int k = 0; k < std::max(2, per_matrix / 2); ++k) {
-        const Index i = pick(p.units());
-        out.push_back({L + v.name + "(" + std::to_string(i) + ")",
-                       [=](Problem& q) -> double& { return (q.layers[l].*(v.param))(i); },
-                       [=](const egret::Gradient<double>& g) {
-                         return g.layers[l].at(v.name, "test")(i, 0);
-                       }});
-      }
-    }
-    // Per-unit time constants: a few units' own, like the biases.
-    std::vector<Vec> time_constants = {Vec{"tau_m", &P::tau_m}, Vec{"tau_o", &P::tau_o}};
-    if (p.gate_kernel == egret::GateKernel::kExp) time_constants.push_back({"tau_s", &P::tau_s});
-    for (const Vec& v : time_constants) {
+    // The per-unit vectors, time constants included: a few units' own each.
+    std::vector<Vec> vectors = {Vec{"b_u", &P::b_u},     Vec{"b_r", &P::b_r},
+                                Vec{"b_z", &P::b_z},     Vec{"theta", &P::theta},
+                                Vec{"tau_m", &P::tau_m}, Vec{"tau_o", &P::tau_o}};
+    if (p.gate_kernel == egret::GateKernel::kExp) vectors.push_back({"tau_s", &P::tau_s});
+    for (const Vec& v : vectors) {
       for (int k = 0; k < std::max(2, per_matrix / 2); ++k) {
         const Index i = pick(p.units());
         out.push_back({L + v.name + "(" + std::to_string(i) + ")",
