@@ -94,10 +94,10 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
       }
     }
     if (!self_recurrence) check_no_self_connections(layer);
-    check_time_constants(tau_m, layer, "tau_m");
-    check_time_constants(tau_o, layer, "tau_o");
+    detail::check_time_scales(tau_m, this->units(), layer, "tau_m");
+    detail::check_time_scales(tau_o, this->units(), layer, "tau_o");
     if (gate_kernel == GateKernel::kExp) {
-      check_time_constants(tau_s, layer, "tau_s");
+      detail::check_time_scales(tau_s, this->units(), layer, "tau_s");
       for (const Scalar tol : {ode_tolerance, crossing_tolerance})
         if (!(tol > 0) || !std::isfinite(tol))
           throw std::invalid_argument(layer + ": ode_tolerance and crossing_tolerance must be > 0");
@@ -111,14 +111,6 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
     ParameterSpec s{name, Constraint::kLog, Training::kTimeConstant};
     s.was_scalar = true;  // one value per layer before checkpoint format 4
     return s;
-  }
-  void check_time_constants(const Vector<Scalar>& tau, const std::string& layer,
-                            const char* name) const {
-    detail::check_shape(tau, this->units(), 1, layer, name);
-    for (Index i = 0; i < tau.size(); ++i) {
-      const std::string entry = std::string(name) + "[" + std::to_string(i) + "]";
-      detail::check_time_scale(tau[i], layer, entry.c_str(), false);
-    }
   }
 
   void check_no_self_connections(const std::string& layer) const {

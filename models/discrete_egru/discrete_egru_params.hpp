@@ -42,11 +42,7 @@ struct DiscreteEgruParams : EgruWeights<Scalar> {
   void validate(const std::string& layer = "discrete_egru layer") const {
     this->validate_weights(layer);
     detail::check_time_scale(dt, layer, "dt", false);
-    detail::check_shape(tau_o, this->units(), 1, layer, "tau_o");
-    for (Index i = 0; i < tau_o.size(); ++i) {
-      const std::string entry = "tau_o[" + std::to_string(i) + "]";
-      detail::check_time_scale(tau_o[i], layer, entry.c_str(), false);
-    }
+    detail::check_time_scales(tau_o, this->units(), layer, "tau_o");
     detail::check_positive(dampening, layer, "pseudo_derivative.dampening", false);
     detail::check_positive(half_width, layer, "pseudo_derivative.half_width", false);
   }

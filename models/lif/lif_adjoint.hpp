@@ -24,9 +24,7 @@ class LifAdjoint {
   using Array = Eigen::Array<Scalar, Eigen::Dynamic, 1>;
 
   explicit LifAdjoint(std::shared_ptr<const Params> p)
-      : p_(std::move(p)),
-        alpha_(p_->decay()),
-        dalpha_dtau_(alpha_ * p_->dt / p_->tau_mem.array().square()) {}
+      : p_(std::move(p)), alpha_(p_->decay()), dalpha_dtau_(p_->decay_derivative(alpha_)) {}
 
   void begin(NamedParameters<Scalar>& grad) {
     const std::string where = "lif adjoint";

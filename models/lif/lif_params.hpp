@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -32,6 +31,11 @@ struct LifParams {
   // tau_mem gave). The cells compute it once, when they are built.
   Eigen::Array<Scalar, Eigen::Dynamic, 1> decay() const {
     return tau_mem.array().unaryExpr([this](Scalar tau) { return std::exp(-dt / tau); });
+  }
+  // d alpha_n / d tau_mem_n = alpha_n dt / tau_mem_n^2 (the adjoints' dL/dtau_mem), from decay().
+  Eigen::Array<Scalar, Eigen::Dynamic, 1> decay_derivative(
+      const Eigen::Array<Scalar, Eigen::Dynamic, 1>& alpha) const {
+    return alpha * dt / tau_mem.array().square();
   }
 
   template <class Self, class F>
@@ -80,21 +84,12 @@ struct LifParams {
     detail::check_shape(V, n, n, layer, "V");
     detail::check_shape(b, n, 1, layer, "b");
     detail::check_shape(theta, n, 1, layer, "theta");
-    if (tau_mem.size() != n) {
-      std::ostringstream os;
-      os << layer << ": tau_mem has " << tau_mem.size() << " entries, expected " << n
-         << " (one per unit)";
-      throw std::invalid_argument(os.str());
-    }
     for (Index i = 0; i < n; ++i) {
       detail::check_positive(theta[i], layer, "theta", false);
       if (theta[i] < static_cast<Scalar>(kMinThreshold))
         throw std::invalid_argument(layer + ": theta below the documented minimum 1e-6");
     }
-    for (Index i = 0; i < n; ++i) {
-      const std::string name = "tau_mem[" + std::to_string(i) + "]";
-      detail::check_time_scale(tau_mem[i], layer, name.c_str(), false);
-    }
+    detail::check_time_scales(tau_mem, n, layer, "tau_mem");
     detail::check_time_scale(tau_o, layer, "tau_o", false);
     detail::check_time_scale(dt, layer, "dt", false);
     detail::check_positive(alpha_s, layer, "surrogate.alpha", false);

@@ -54,6 +54,22 @@ void check_time_scale(Scalar v, const std::string& layer, const char* name, bool
     throw std::invalid_argument(os.str());
   }
 }
+// Time scales one per unit (tau_m, tau_o, tau_mem, ...): N x 1, each entry a time scale, a bad
+// one named by its index ("tau_m[3]").
+template <class Derived>
+void check_time_scales(const Eigen::MatrixBase<Derived>& v, Index units, const std::string& layer,
+                       const char* name) {
+  if (v.rows() != units || v.cols() != 1) {
+    std::ostringstream os;
+    os << layer << ": " << name << " has shape " << v.rows() << "x" << v.cols() << ", expected "
+       << units << "x1 (one per unit)";
+    throw std::invalid_argument(os.str());
+  }
+  for (Index i = 0; i < units; ++i) {
+    const std::string entry = std::string(name) + "[" + std::to_string(i) + "]";
+    check_time_scale(v(i), layer, entry.c_str(), false);
+  }
+}
 }  // namespace detail
 
 // U(lo, hi) from std::mt19937_64 with egret's own mapping (std distributions are not portable):
