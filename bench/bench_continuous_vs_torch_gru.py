@@ -30,11 +30,13 @@ import egret
 from torch_comparison import best_of, blas_name
 
 BIN_US, WINDOW_US, POOLING = 5000, 1500000, 0.25
+# The main job's default synthetic set (run `build/egret` once to make it).
+GESTURES = "out/dvs_gesture_synthetic/v2_users23+6_lightings2_seed1"
 
 
 def held_out_samples(n):
     out = []
-    for g in egret.load_gesture_split("out/dvs_gesture_synthetic", "test")[:n]:
+    for g in egret.load_gesture_split(GESTURES, "test")[:n]:
         ev = egret.crop_time(g["events"], 0, WINDOW_US)
         ev, size = egret.downsample(ev, (128, 128), POOLING)
         t, ch, val, channels = egret.to_input(ev, size, BIN_US)

@@ -184,6 +184,42 @@ inline std::vector<CameraEvent> crop(const std::vector<CameraEvent>& events, Sen
   return out;
 }
 
+// A rigid-plus-zoom map of the sensor plane for augmentation (the EGRU paper's random crop,
+// translation and rotation): a pixel centre p goes to c + zoom R(rotation) (p - c) + shift, c the
+// sensor's centre. A zoom above 1 is a random crop: the border leaves the sensor, the rest is
+// enlarged back to its size.
+struct SpatialAugmentation {
+  double rotation_rad = 0;
+  double zoom = 1;
+  double shift_x = 0, shift_y = 0;  // pixels
+};
+
+// Events mapped by `a`; an event whose pixel leaves the sensor is dropped (as a camera that
+// looked that way would not have seen it). Times and polarities are kept.
+inline std::vector<CameraEvent> augment_spatially(const std::vector<CameraEvent>& events,
+                                                  const SensorSize& sensor,
+                                                  const SpatialAugmentation& a) {
+  detail::check_sensor(sensor, "augment_spatially");
+  if (!std::isfinite(a.rotation_rad) || !(a.zoom > 0) || !std::isfinite(a.zoom) ||
+      !std::isfinite(a.shift_x) || !std::isfinite(a.shift_y))
+    throw std::invalid_argument("augment_spatially: rotation, shift finite and zoom > 0 needed");
+  const double cx = 0.5 * sensor.width, cy = 0.5 * sensor.height;
+  const double c = a.zoom * std::cos(a.rotation_rad), s = a.zoom * std::sin(a.rotation_rad);
+  std::vector<CameraEvent> out;
+  out.reserve(events.size());
+  for (auto e : events) {
+    detail::check_in(sensor, e, "augment_spatially");
+    const double px = e.x + 0.5 - cx, py = e.y + 0.5 - cy;
+    const double x = std::floor(cx + c * px - s * py + a.shift_x);
+    const double y = std::floor(cy + s * px + c * py + a.shift_y);
+    if (x < 0 || y < 0 || x >= sensor.width || y >= sensor.height) continue;
+    e.x = static_cast<std::uint16_t>(x);
+    e.y = static_cast<std::uint16_t>(y);
+    out.push_back(e);
+  }
+  return out;
+}
+
 // tonic MergePolarities: every event becomes polarity 0.
 inline std::vector<CameraEvent> merge_polarities(std::vector<CameraEvent> events) {
   for (auto& e : events) e.p = 0;

@@ -7,7 +7,9 @@
 // with relative spread `threshold_spread`). A pixel is blind for `refractory_us` after an event
 // (the crossing is consumed without an event). Leak: the reference drifts down at
 // `leak_rate_hz` thresholds per second (occasional ON events in static scenes). Shot noise: Poisson
-// ON/OFF events at `shot_noise_rate_hz` per pixel, more in the dark. Deterministic per seed.
+// ON/OFF events at `shot_noise_rate_hz` per pixel, more in the dark. Hot pixels: a share
+// `hot_pixel_share` of pixels fire ON events as a Poisson process of their own rate (log-uniform
+// in [hot_pixel_rate_hz / 4, hot_pixel_rate_hz]), whatever the scene. Deterministic per seed.
 #pragma once
 
 #include <algorithm>
@@ -29,7 +31,9 @@ struct DvsSensorConfig {
   double refractory_us = 500;
   double leak_rate_hz = 0.1;
   double shot_noise_rate_hz = 0.5;
-  double eps = 1e-3;  // added to the intensity before the log
+  double eps = 1e-3;              // added to the intensity before the log
+  double hot_pixel_share = 0;     // share of pixels that fire regardless of the scene
+  double hot_pixel_rate_hz = 50;  // the fastest hot pixel's rate
   std::uint64_t seed = 1;
 };
 
@@ -38,7 +42,8 @@ class DvsSensorModel {
   explicit DvsSensorModel(const DvsSensorConfig& cfg) : cfg_(cfg), rng_(cfg.seed) {
     if (cfg.width <= 0 || cfg.height <= 0 || !(cfg.threshold > 0) || cfg.threshold_spread < 0 ||
         cfg.refractory_us < 0 || cfg.leak_rate_hz < 0 || cfg.shot_noise_rate_hz < 0 ||
-        !(cfg.eps > 0))
+        !(cfg.eps > 0) || !(cfg.hot_pixel_share >= 0 && cfg.hot_pixel_share <= 1) ||
+        !(cfg.hot_pixel_rate_hz > 0 && std::isfinite(cfg.hot_pixel_rate_hz)))
       throw std::invalid_argument("DvsSensorModel: impossible sensor parameters");
     const std::size_t n =
         static_cast<std::size_t>(cfg.width) * static_cast<std::size_t>(cfg.height);
@@ -48,8 +53,18 @@ class DvsSensorModel {
       on_[i] = std::max(0.01, cfg.threshold * (1 + cfg.threshold_spread * normal()));
       off_[i] = std::max(0.01, cfg.threshold * (1 + cfg.threshold_spread * normal()));
     }
+    // Drawn after the thresholds, and only when asked for: sensors without hot pixels draw the
+    // same numbers as before hot pixels existed.
+    const auto hot =
+        static_cast<std::size_t>(std::llround(cfg.hot_pixel_share * static_cast<double>(n)));
+    for (std::size_t k = 0; k < hot; ++k) {
+      const auto pixel = static_cast<std::size_t>(uniform() * static_cast<double>(n)) % n;
+      const double rate = cfg.hot_pixel_rate_hz * std::pow(4.0, -uniform());
+      hot_.push_back({pixel, rate, -1});
+    }
     ref_.assign(n, 0);
     last_log_.assign(n, 0);
+    last_frame_.assign(n, -1);
     last_event_.assign(n, -1e18);
   }
 
@@ -68,7 +83,9 @@ class DvsSensorModel {
         if (!(frame[i] >= 0) || !std::isfinite(frame[i]))
           throw std::invalid_argument("DvsSensorModel: intensities must be finite and >= 0");
         ref_[i] = last_log_[i] = std::log(frame[i] + cfg_.eps);
+        last_frame_[i] = frame[i];
       }
+      for (auto& h : hot_) h.next_us = t_us + exponential(h.rate_hz);
       started_ = true;
       t_prev_ = t_us;
       return;
@@ -77,7 +94,10 @@ class DvsSensorModel {
     for (std::size_t i = 0; i < n; ++i) {
       if (!(frame[i] >= 0) || !std::isfinite(frame[i]))
         throw std::invalid_argument("DvsSensorModel: intensities must be finite and >= 0");
-      const double l0 = last_log_[i], l1 = std::log(frame[i] + cfg_.eps);
+      // The log only where the intensity changed (most pixels of a scene hold still).
+      const double l0 = last_log_[i];
+      const double l1 = frame[i] == last_frame_[i] ? l0 : std::log(frame[i] + cfg_.eps);
+      last_frame_[i] = frame[i];
       ref_[i] -= cfg_.leak_rate_hz * on_[i] * dt * 1e-6;  // leak toward ON events
       const auto x = static_cast<std::uint16_t>(i % static_cast<std::size_t>(cfg_.width));
       const auto y = static_cast<std::uint16_t>(i / static_cast<std::size_t>(cfg_.width));
@@ -111,6 +131,13 @@ class DvsSensorModel {
                        static_cast<std::uint8_t>(uniform() < 0.5)});
       }
     }
+    for (auto& h : hot_)
+      for (; h.next_us < t_us; h.next_us += exponential(h.rate_hz)) {
+        const auto w = static_cast<std::size_t>(cfg_.width);
+        out.push_back({static_cast<std::int64_t>(std::llround(h.next_us)),
+                       static_cast<std::uint16_t>(h.pixel % w),
+                       static_cast<std::uint16_t>(h.pixel / w), 1});
+      }
     std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
                      [](const CameraEvent& a, const CameraEvent& b) { return a.t < b.t; });
     t_prev_ = t_us;
@@ -123,9 +150,20 @@ class DvsSensorModel {
     return std::sqrt(-2 * std::log(a)) * std::cos(6.283185307179586 * b);
   }
 
+  // Waiting time [us] of a Poisson process of `rate_hz`; 1 - u keeps the log finite.
+  double exponential(double rate_hz) { return -std::log(1 - uniform()) / rate_hz * 1e6; }
+
+  struct HotPixel {
+    std::size_t pixel;
+    double rate_hz;
+    double next_us;  // its next event
+  };
+
   DvsSensorConfig cfg_;
   std::mt19937_64 rng_;
   std::vector<double> on_, off_, ref_, last_log_, last_event_;
+  std::vector<float> last_frame_;
+  std::vector<HotPixel> hot_;
   bool started_ = false;
   double t_prev_ = 0;
 };

@@ -24,15 +24,24 @@ using egret::cli::parse_time;
 const char* kUsage = R"(egret — event-driven simulator for activity-sparse recurrent networks
 
 usage:
-  egret [gesture] [--dataset DIR] [--out DIR] [--epochs N] [--threads T] [--precision P]
-                  [--layer LAYER.json] [--state-regularizer W] [--activity-regularizer W,HZ]
-      The main job: DVS gesture classification. Generates the synthetic DVS128 Gesture-style set
-      (if absent) or reads the real one (--dataset: userNN_*.aedat, labels, trials_to_*.txt),
-      trains a continuous-time EGRU with exact gradients, and reports held-out accuracy,
-      activity, operations against a dense GRU at stated steps and events/s; writes checkpoint.h5, trace.h5 and
-      training_log.csv to out/dvs_gesture. --layer: the hidden layer's settings (default
-      examples/networks/dvs_gesture_layer.json; "units" is the job's). --state-regularizer W: the EGRU paper's term keeping
-      c below the threshold (docs/model.md); --activity-regularizer W,HZ: a target event rate.
+  egret [gesture] [--dataset DIR] [--out DIR] [--full] [--seeds 3,4,5]
+                  [--models egret,paper,dense_gru] [--epochs N] [--threads T] [--precision P]
+                  [--units N] [--frame-units N] [--users TRAIN,TEST] [--lightings-per-user L]
+                  [--augment on|off] [--layer LAYER.json] [--state-regularizer W]
+                  [--activity-regularizer W,HZ]
+      The main job: DVS gesture classification, the EGRU paper's Table 1 analog. Generates the
+      synthetic DVS128 Gesture-style set (users 01-23 train, 24-29 held out, 2 lighting
+      conditions each; not the real data; --full: all 5 conditions and larger models) if
+      absent, or reads the real one (--dataset: userNN_*.aedat, labels, trials_to_*.txt). Trains
+      three models for every seed: egret (a continuous-time EGRU with exact gradients on 5 ms
+      event bins), paper (the EGRU paper's two discrete EGRU layers on 25 ms frames, 32x32
+      max-pool, 10 ms denoise, its regularisers) and dense_gru (two dense GRU layers on the
+      same frames), all with the same augmentation (rotation, zoom, shift); reports per model
+      parameters, effective MACs/ACs, held-out accuracy (mean ± sd over seeds), activity and
+      backward sparsity and estimated energy (Loihi, CMOS). Writes results.json, table1.csv and
+      per model and seed checkpoint.h5, trace.h5, training_log.csv to out/dvs_gesture.
+      --layer: the egret model's layer (default examples/networks/dvs_gesture_layer.json);
+      --state-regularizer W, --activity-regularizer W,HZ: the egret model's regularisers.
   egret demo [--samples S] [--threads T] [--end-time MS] [--precision P]
       A two-layer continuous-time EGRU (32 input channels, 64 and 32 units) on a synthetic
       sweeping event stream, S samples (default 8) in parallel: events per layer, activity,
@@ -70,7 +79,9 @@ usage:
   egret --version
 )";
 
-egret::cli::Args parse_args(int argc, char** argv, const std::vector<std::string>& known_options) {
+// Options take a value; `flags` (e.g. --full) stand alone and are stored with the value "1".
+egret::cli::Args parse_args(int argc, char** argv, const std::vector<std::string>& known_options,
+                            const std::vector<std::string>& flags) {
   egret::cli::Args a;
   int i = 1;
   if (i < argc && argv[i][0] != '-') a.command = argv[i++];
@@ -78,6 +89,12 @@ egret::cli::Args parse_args(int argc, char** argv, const std::vector<std::string
     const std::string key = argv[i];
     if (key.rfind("--", 0) != 0) {
       a.positional.push_back(key);
+      continue;
+    }
+    bool flag = false;
+    for (const auto& f : flags) flag = flag || key == f;
+    if (flag) {
+      a.options[key] = "1";
       continue;
     }
     bool known = false;
@@ -156,11 +173,33 @@ int main(int argc, char** argv) {
       std::cout << "egret " << EGRET_VERSION << "\n";
       return 0;
     }
-    const egret::cli::Args args = parse_args(
-        argc, argv,
-        {"--samples", "--threads", "--end-time", "--config", "--input", "--trace", "--out",
-         "--epochs", "--resume", "--dataset", "--frames", "--max-events", "--profile", "--json",
-         "--precision", "--layer", "--state-regularizer", "--activity-regularizer"});
+    const egret::cli::Args args = parse_args(argc, argv,
+                                             {"--samples",
+                                              "--threads",
+                                              "--end-time",
+                                              "--config",
+                                              "--input",
+                                              "--trace",
+                                              "--out",
+                                              "--epochs",
+                                              "--resume",
+                                              "--dataset",
+                                              "--frames",
+                                              "--max-events",
+                                              "--profile",
+                                              "--json",
+                                              "--precision",
+                                              "--layer",
+                                              "--state-regularizer",
+                                              "--activity-regularizer",
+                                              "--seeds",
+                                              "--models",
+                                              "--units",
+                                              "--frame-units",
+                                              "--users",
+                                              "--lightings-per-user",
+                                              "--augment"},
+                                             {"--full"});
     if (!args.positional.empty() && args.command != "inspect" && args.command != "estimate")
       throw std::invalid_argument("unexpected argument '" + args.positional.front() +
                                   "' (see egret --help)");

@@ -1,19 +1,23 @@
-// The main job: DVS gesture classification with a continuous-time EGRU trained with the exact
-// gradients. Uses the real DVS128 Gesture directory if given (--dataset), else generates the
-// synthetic set (if absent) and trains on it; reports held-out accuracy, activity, operation
-// counts against a dense GRU of the same size at stated steps and events/s; writes the checkpoint,
-// the held-out trace (HDF5) and the data of the figures (scripts/plot_gesture.py).
+// The main job: DVS gesture classification, the EGRU paper's Table 1 analog. Uses the real DVS128
+// Gesture directory if given (--dataset), else generates the synthetic set (if absent); trains
+// each model of cli/gesture_models.hpp (egret's continuous EGRU on the events, the paper's two
+// discrete EGRU layers on frames, a dense GRU) for every seed on the training users, measures it
+// on the held-out users (accuracy, NeuroBench counts, activity and backward sparsity, estimated
+// energy) and reports one row per model: printed, results.json, table1.csv
+// (scripts/plot_gesture.py draws them).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
-#include "camera/camera_transforms.hpp"
 #include "camera/datasets/dvs_gesture.hpp"
 #include "camera/datasets/synthetic_gesture_dataset.hpp"
 #include "cli/builtin_layers.hpp"
 #include "cli/commands.hpp"
+#include "cli/gesture_models.hpp"
+#include "cli/gesture_report.hpp"
 #include "cli/training_loop.hpp"
 #include "io/config/network_config.hpp"
 #include "io/event_csv.hpp"
@@ -23,149 +27,168 @@ namespace egret::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
 
 struct GestureJob {
-  std::string dataset;  // empty: the synthetic set in out/dvs_gesture_synthetic
+  std::string dataset;   // empty: the synthetic set
+  std::string data_dir;  // the folder read: the dataset or the synthetic set
   std::string out_dir = "out/dvs_gesture";
-  int epochs = 12;
+  int epochs = 0;  // 0: each model's own
   int threads = 0;
-  int units = 64;
-  double pooling = 0.25;             // 128 -> 32
-  std::int64_t bin_us = 5000;        // coalescing bin of the input events
-  std::int64_t window_us = 1500000;  // each sample: the first 1.5 s of a gesture
-  std::uint64_t seed = 3;
+  std::vector<std::uint64_t> seeds = {3, 4, 5};
+  std::vector<std::string> models = {"egret", "paper", "dense_gru"};
+  GestureModelSizes sizes;
+  SyntheticGestureConfig synthetic;
+  GestureAugmentation augmentation;
   Precision precision = Precision::kFloat;
   std::string layer_text = builtin::kDvsGestureLayer;  // --layer FILE
   std::string layer_origin = "examples/networks/dvs_gesture_layer.json";
-  StateRegularizer state;        // --state-regularizer WEIGHT
-  ActivityRegularizer activity;  // --activity-regularizer WEIGHT,TARGET_HZ
+  const StateRegularizer* state = nullptr;        // --state-regularizer: the egret model's
+  const ActivityRegularizer* activity = nullptr;  // --activity-regularizer: likewise
+  StateRegularizer state_value;
+  ActivityRegularizer activity_value;
 };
 
-// Operations per held-out sample with NeuroBench's definitions (sim/layer_metrics.hpp), against
-// a dense GRU of the same size at the input bin and at the EGRU paper's 25 ms frames; every
-// dense figure states its step.
-void report_operations(const SamplesTraceSummary& held_out,
-                       const std::vector<const Sample<double>*>& samples, std::uint64_t units,
-                       std::uint64_t inputs, double bin_ms, std::size_t scalar_bytes) {
-  const MetricTable m =
-      layer_metrics(held_out.layers[0], samples.size(), held_out.simulated_ms, scalar_bytes);
-  const double effective = metric(m, "Effective_MACs") + metric(m, "Effective_ACs");
-  std::printf(
-      "hidden activity: %.1f events per unit per second; ActivationSparsity %.3f at the %g ms "
-      "input bin\n",
-      metric(m, "events_per_unit_per_s"), metric(m, "ActivationSparsity"), bin_ms);
-  std::printf(
-      "operations per held-out sample (NeuroBench definitions, docs/metrics.md): Effective_MACs "
-      "%.4g, Effective_ACs %.4g, MembraneUpdates %.4g\n",
-      metric(m, "Effective_MACs"), metric(m, "Effective_ACs"), metric(m, "MembraneUpdates"));
-  for (const double step : {bin_ms, 25.0}) {
-    std::uint64_t steps = 0;
-    for (const Sample<double>* s : samples) steps += steps_covering(s->end_time, step);
-    const double dense = static_cast<double>(dense_gru_operations_per_step(units, inputs) * steps) /
-                         static_cast<double>(samples.size());
-    std::printf(
-        "  dense GRU (%llu units, %llu inputs) stepping every %g ms%s: %.4g per sample, %.1fx the "
-        "effective operations\n",
-        static_cast<unsigned long long>(units), static_cast<unsigned long long>(inputs), step,
-        step == bin_ms ? " (the input bin)" : " (the EGRU paper's DVS frames)", dense,
-        effective > 0 ? dense / effective : 0.0);
-  }
-}
-
-// Pooled pixels x polarity as input channels, events coalesced per channel and 5 ms bin
-// (value = count); a window readout over the last 80 % of the sample.
-std::vector<Sample<double>> prepare(const std::vector<GestureSample>& in, const GestureJob& job,
-                                    SensorSize& pooled) {
-  std::vector<Sample<double>> out;
-  for (const auto& g : in) {
-    SensorSize s{128, 128};
-    auto ev = crop_time(g.events, 0, job.window_us);
-    ev = downsample(ev, s, job.pooling);
-    pooled = s;
-    Sample<double> smp;
-    smp.input = to_input_stream(ev, s, false, 0, job.bin_us, Coalesce::kSum);
-    smp.end_time = static_cast<double>(job.window_us) * 1e-3;
-    smp.readout_windows = {{0.2 * smp.end_time, smp.end_time}};
-    smp.targets.labels = {g.label};
-    out.push_back(std::move(smp));
-  }
-  return out;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
 // The checkpoint's configuration: the network as a configuration file (so that
-// egret.Network.load_checkpoint rebuilds it) and the job in its "task" section.
-std::string checkpoint_configuration(const GestureJob& job, const std::string& dir,
-                                     std::int64_t inputs) {
-  nlohmann::json layer = nlohmann::json::parse(job.layer_text);
-  layer["units"] = job.units;
+// egret.Network.load_checkpoint rebuilds it) and the job in its "task" section, which
+// `egret classify` reads to prepare a recording the same way.
+std::string checkpoint_configuration(const GestureModel& m, const std::string& dataset,
+                                     std::uint64_t seed, int epochs) {
+  const GesturePipeline& p = m.pipeline;
   nlohmann::json cfg;
-  cfg["input_channels"] = inputs;
-  cfg["layers"] = nlohmann::json::array({layer});
+  cfg["input_channels"] = gesture_channels(p);
+  cfg["layers"] = nlohmann::json::parse(m.layers_json);
   cfg["readout_classes"] = 11;
-  cfg["seed"] = job.seed;
-  cfg["precision"] = precision_name(job.precision);
-  cfg["task"] = {{"name", "dvs_gesture"},      {"dataset", dir},
-                 {"pooling", job.pooling},     {"bin_us", job.bin_us},
-                 {"window_us", job.window_us}, {"epochs", job.epochs}};
+  cfg["seed"] = seed;
+  cfg["simulation"] = {{"dense_step", m.dense_step_ms}};
+  cfg["task"] = {{"name", "dvs_gesture"},
+                 {"model", m.name},
+                 {"dataset", dataset},
+                 {"pooling", p.pooling},
+                 {"bin_us", p.bin_us},
+                 {"window_us", p.window_us},
+                 {"denoise_us", p.denoise_us},
+                 {"coalesce", p.coalesce == Coalesce::kSum ? "sum" : "binary"},
+                 {"readout_from", p.readout_from},
+                 {"epochs", epochs}};
   return cfg.dump();
 }
 
-struct TrainedGesture {
-  TrainLoopResult loop;
-  SamplesTraceSummary held_out;
+std::vector<Sample<double>> prepare(const std::vector<GestureSample>& gestures,
+                                    const GesturePipeline& p) {
+  std::vector<Sample<double>> out;
+  out.reserve(gestures.size());
+  for (const auto& g : gestures) out.push_back(gesture_sample(g, p));
+  return out;
+}
+
+struct GestureData {
+  std::vector<GestureSample> train, test;
 };
 
-// Trains the network in the job's precision and writes the held-out trace and the figure inputs.
+// One model and seed: trains, writes its checkpoint, log and held-out trace into `dir`, and
+// measures it.
 template <class Scalar>
-TrainedGesture train_and_trace(const GestureJob& job, const NetworkConfig& ncfg,
-                               const std::string& config_text,
-                               const std::vector<Sample<double>>& train_in,
-                               const std::vector<Sample<double>>& test_in,
-                               const std::string& command_line) {
-  const auto train = cast_samples<Scalar>(train_in);
-  const auto test = cast_samples<Scalar>(test_in);
-  const LayerConfig& layer = ncfg.layers.front();
-  const Network<Scalar> net = build_network<Scalar>(ncfg);
+GestureRun train_one(const GestureJob& job, const GestureModel& model, std::uint64_t seed,
+                     const GestureData& data, const std::string& dir,
+                     const std::string& command_line) {
+  const int epochs = job.epochs > 0 ? job.epochs : model.epochs;
+  const std::string config_text = checkpoint_configuration(model, job.data_dir, seed, epochs);
+  const NetworkConfig ncfg =
+      parse_network_config(config_text, "the " + model.name + " model", {"task"});
+  const std::vector<Sample<Scalar>> test = cast_samples<Scalar>(prepare(data.test, model.pipeline));
+  std::vector<Sample<Scalar>> train = cast_samples<Scalar>(prepare(data.train, model.pipeline));
   TrainConfig tc;
   tc.loss = LossKind::kSoftmaxCrossEntropy;
-  tc.batch_size = 8;
-  tc.optimizer.learning_rate = 0.005;
+  tc.batch_size = model.batch_size;
+  tc.optimizer.learning_rate = model.learning_rate;
   tc.optimizer.clip_norm = 1.0;
   tc.threads = job.threads;
-  tc.seed = job.seed;
-  tc.state = job.state;
-  tc.activity = job.activity;
-  Trainer<Scalar> trainer(net, tc);
-  std::printf(
-      "%s layer of %d units (settings: %s), softmax readout over 11 classes, %zu trainable "
-      "parameters, in %s; Adam lr %g, batch %d, %d epochs\n",
-      layer.type.c_str(), job.units, job.layer_origin.c_str(), trainer.parameters().size(),
-      precision_name(job.precision), tc.optimizer.learning_rate, tc.batch_size, job.epochs);
+  tc.seed = seed;
+  tc.train_time_constants = model.train_time_constants;
+  tc.state = model.state;
+  tc.activity = model.activity;
+  tc.run = ncfg.run_settings();
+  Trainer<Scalar> trainer(build_network<Scalar>(ncfg), tc);
+  std::printf("\n== %s, seed %llu: %zu trainable parameters, %d epochs ==\n", model.title.c_str(),
+              static_cast<unsigned long long>(seed), trainer.parameters().size(), epochs);
+  std::fflush(stdout);
   TrainLoopOptions loop;
-  loop.epochs = job.epochs;
-  loop.out_dir = job.out_dir;
+  loop.epochs = epochs;
+  loop.out_dir = dir;
   loop.config_text = config_text;
-  TrainedGesture out;
-  out.loop = run_training_loop(trainer, train, test, loop);
+  // A fresh random view of every training gesture each epoch, the same for every model.
+  if (job.augmentation.enabled)
+    loop.before_epoch = [&](int epoch) {
+      std::mt19937_64 rng(seed * 1000003u + static_cast<std::uint64_t>(epoch));
+      for (std::size_t i = 0; i < data.train.size(); ++i) {
+        const SpatialAugmentation a = random_augmentation(job.augmentation, rng);
+        train[i] = cast_sample<Scalar>(gesture_sample(data.train[i], model.pipeline, &a));
+      }
+    };
+  const TrainLoopResult result = run_training_loop(trainer, train, test, loop);
 
-  // Held-out trace (HDF5), and the input events of the first test sample for the figure.
-  const Network<Scalar> trained = trainer.network();
+  GestureRun run;
+  run.model = model.name;
+  run.title = model.title;
+  run.seed = seed;
+  run.correct = result.test.correct;
+  run.total = result.test.total;
+  run.parameters = trainer.parameters().size();
+  run.backward_sparsity = result.last_train.backward_sparsity();
+  run.train_seconds = result.seconds;
+  run.test_accuracy = result.test_accuracy;
   std::vector<const Sample<Scalar>*> samples;
   std::vector<std::int64_t> labels;
   for (const auto& s : test) {
     samples.push_back(&s);
     labels.push_back(s.targets.labels.front());
   }
-  out.held_out =
-      write_samples_trace(job.out_dir + "/trace.h5", trained, samples, labels,
-                          {loop.config_text, static_cast<std::int64_t>(job.seed), command_line},
-                          static_cast<double>(job.bin_us) / 1000.0);
-  std::ostringstream inputs;
-  inputs << "t_ms,channel,value\n";
-  for (const auto& e : test_in.front().input.events())
-    inputs << e.time << ',' << e.channel << ',' << e.value << '\n';
-  write_file_atomically(job.out_dir + "/figure_inputs.csv", inputs.str());
-  return out;
+  const std::string trace = dir + "/trace.h5";
+  const SamplesTraceSummary held_out = write_samples_trace(
+      trace, trainer.network(), samples, labels,
+      {config_text, static_cast<std::int64_t>(seed), command_line}, model.dense_step_ms);
+  add_held_out_counts(run, held_out, samples.size(), sizeof(Scalar));
+  add_energy_estimates(run, trace);
+  std::printf("%s, seed %llu: held-out accuracy %.1f%% (%d of %d)\n", model.name.c_str(),
+              static_cast<unsigned long long>(seed), 100 * run.accuracy(), run.correct, run.total);
+  return run;
+}
+
+// The synthetic set's folder names its generator version and size, so that a set written by an
+// older egret or with other settings is never taken for this one.
+std::string synthetic_directory(const SyntheticGestureConfig& c) {
+  return "out/dvs_gesture_synthetic/v2_users" + std::to_string(c.train_users) + "+" +
+         std::to_string(c.test_users) + "_lightings" + std::to_string(c.lightings_per_user) +
+         "_seed" + std::to_string(c.seed);
+}
+
+std::string dataset_directory(GestureJob& job, Clock::time_point t_start) {
+  if (!job.dataset.empty()) {
+    std::printf("using the DVS128 Gesture directory %s\n", job.dataset.c_str());
+    return job.dataset;
+  }
+  const std::string dir = synthetic_directory(job.synthetic);
+  check_output_directory(dir, "synthetic dataset");
+  if (fs::exists(fs::path(dir) / "trials_to_train.txt")) {
+    std::printf("using the synthetic DVS gesture set in %s\n", dir.c_str());
+    return dir;
+  }
+  std::printf(
+      "generating the synthetic DVS gesture set in %s: users 01-%02d train, %d-%d held out, %d "
+      "lighting conditions each (the real set's layout; NOT the real data)...\n",
+      dir.c_str(), job.synthetic.train_users, 24, 23 + job.synthetic.test_users,
+      job.synthetic.lightings_per_user);
+  std::fflush(stdout);
+  job.synthetic.threads = job.threads;
+  const auto s = write_synthetic_gesture_dataset(dir, job.synthetic);
+  std::printf("  %d recordings, %llu events, %.1f s\n", s.trials,
+              static_cast<unsigned long long>(s.events), seconds_since(t_start));
+  return dir;
 }
 
 // "WEIGHT,TARGET_HZ", both finite and >= 0.
@@ -180,101 +203,185 @@ ActivityRegularizer parse_activity_regularizer(const std::string& text) {
   return a;
 }
 
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  return out;
+}
+
+std::string read_layer_option(const std::string& path) {
+  const std::string text = read_text_file(path, "layer configuration");
+  bool object = false;
+  try {
+    object = nlohmann::json::parse(text).is_object();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(path + ": not JSON: " + e.what());
+  }
+  if (!object) throw std::invalid_argument(path + ": expected a layer configuration object");
+  return text;
+}
+
+// "TRAIN,TEST" user counts of the synthetic set.
+void parse_users(const std::string& text, SyntheticGestureConfig& c) {
+  const auto parts = split_commas(text);
+  if (parts.size() != 2)
+    throw std::invalid_argument("--users: expected TRAIN,TEST (e.g. 23,6), got '" + text + "'");
+  c.train_users = static_cast<int>(parse_positive_int(parts[0], "--users train"));
+  c.test_users = static_cast<int>(parse_positive_int(parts[1], "--users test"));
+  if (c.train_users > 23 || c.test_users > 6)
+    throw std::invalid_argument(
+        "--users: at most 23 training and 6 held-out users (the real "
+        "set's split), got '" +
+        text + "'");
+}
+
+GestureJob parse_job(const Options& o) {
+  GestureJob job;
+  if (o.count("--full")) {  // the large version: the real set's size and the paper's epochs
+    job.sizes.full = true;
+    job.sizes.frame_units = 512;
+    job.sizes.egret_units = 128;
+    job.synthetic.lightings_per_user = 5;
+  }
+  if (o.count("--dataset")) job.dataset = o.at("--dataset");
+  if (o.count("--out")) job.out_dir = o.at("--out");
+  if (o.count("--epochs"))
+    job.epochs = static_cast<int>(parse_positive_int(o.at("--epochs"), "--epochs"));
+  if (o.count("--threads"))
+    job.threads = static_cast<int>(parse_positive_int(o.at("--threads"), "--threads"));
+  if (o.count("--precision")) job.precision = parse_precision(o.at("--precision"), "--precision");
+  if (o.count("--seeds")) {
+    job.seeds.clear();
+    for (const auto& s : split_commas(o.at("--seeds")))
+      job.seeds.push_back(static_cast<std::uint64_t>(parse_positive_int(s, "--seeds")));
+  }
+  if (o.count("--models")) {
+    job.models = split_commas(o.at("--models"));
+    for (const auto& m : job.models)
+      if (m != "egret" && m != "paper" && m != "dense_gru")
+        throw std::invalid_argument("--models: unknown model '" + m +
+                                    "' (egret, paper, dense_gru)");
+  }
+  if (o.count("--units"))
+    job.sizes.egret_units = static_cast<int>(parse_positive_int(o.at("--units"), "--units"));
+  if (o.count("--frame-units"))
+    job.sizes.frame_units =
+        static_cast<int>(parse_positive_int(o.at("--frame-units"), "--frame-units"));
+  if (o.count("--users")) parse_users(o.at("--users"), job.synthetic);
+  if (o.count("--lightings-per-user"))
+    job.synthetic.lightings_per_user =
+        static_cast<int>(parse_positive_int(o.at("--lightings-per-user"), "--lightings-per-user"));
+  if (o.count("--augment")) {
+    const std::string& a = o.at("--augment");
+    if (a != "on" && a != "off")
+      throw std::invalid_argument("--augment: on or off, got '" + a + "'");
+    job.augmentation.enabled = a == "on";
+  }
+  if (o.count("--layer")) {
+    job.layer_origin = o.at("--layer");
+    job.layer_text = read_layer_option(job.layer_origin);
+  }
+  if (o.count("--state-regularizer")) {
+    job.state_value.weight = parse_nonnegative(o.at("--state-regularizer"), "--state-regularizer");
+    job.state = &job.state_value;
+  }
+  if (o.count("--activity-regularizer")) {
+    job.activity_value = parse_activity_regularizer(o.at("--activity-regularizer"));
+    job.activity = &job.activity_value;
+  }
+  return job;
+}
+
+std::vector<GestureModel> selected_models(const GestureJob& job) {
+  std::vector<GestureModel> out;
+  for (GestureModel m : gesture_models(job.sizes, job.layer_text)) {
+    bool wanted = false;
+    for (const auto& name : job.models) wanted = wanted || name == m.name;
+    if (!wanted) continue;
+    if (m.name == "egret" && job.state) m.state = *job.state;
+    if (m.name == "egret" && job.activity) m.activity = *job.activity;
+    out.push_back(m);
+  }
+  return out;
+}
+
+// The first model's first seed is the job's headline network: its checkpoint, trace and log are
+// copied to the output folder itself (where `egret classify` and the figures look by default).
+void copy_headline(const std::string& from_dir, const std::string& out_dir) {
+  for (const char* f : {"checkpoint.h5", "trace.h5", "training_log.csv"}) {
+    const fs::path to = fs::path(out_dir) / f, tmp = fs::path(out_dir) / (std::string(f) + ".tmp");
+    fs::copy_file(fs::path(from_dir) / f, tmp, fs::copy_options::overwrite_existing);
+    fs::rename(tmp, to);
+  }
+}
+
+void write_figure_inputs(const GestureSample& g, const GesturePipeline& p,
+                         const std::string& out_dir) {
+  std::ostringstream inputs;
+  inputs << "t_ms,channel,value\n";
+  const Sample<double> sample = gesture_sample(g, p);  // alive through the loop
+  for (const auto& e : sample.input.events())
+    inputs << e.time << ',' << e.channel << ',' << e.value << '\n';
+  write_file_atomically(out_dir + "/figure_inputs.csv", inputs.str());
+}
+
+std::string settings_json(const GestureJob& job, const std::string& dir, const GestureData& data) {
+  nlohmann::json s;
+  s["dataset"] = dir;
+  s["synthetic"] = job.dataset.empty();
+  s["training_samples"] = data.train.size();
+  s["held_out_samples"] = data.test.size();
+  s["seeds"] = job.seeds;
+  s["augmentation"] = job.augmentation.enabled;
+  s["precision"] = precision_name(job.precision);
+  s["full"] = job.sizes.full;
+  return s.dump();
+}
+
 }  // namespace
 
 int run_gesture(const Options& options) {
-  GestureJob job;
-  if (options.count("--dataset")) job.dataset = options.at("--dataset");
-  if (options.count("--out")) job.out_dir = options.at("--out");
-  if (options.count("--epochs"))
-    job.epochs = static_cast<int>(parse_positive_int(options.at("--epochs"), "--epochs"));
-  if (options.count("--threads"))
-    job.threads = static_cast<int>(parse_positive_int(options.at("--threads"), "--threads"));
-  if (options.count("--precision"))
-    job.precision = parse_precision(options.at("--precision"), "--precision");
-  if (options.count("--layer")) {
-    job.layer_origin = options.at("--layer");
-    job.layer_text = read_text_file(job.layer_origin, "layer configuration");
-    bool object = false;
-    try {
-      object = nlohmann::json::parse(job.layer_text).is_object();
-    } catch (const nlohmann::json::exception& e) {
-      throw std::invalid_argument(job.layer_origin + ": not JSON: " + e.what());
-    }
-    if (!object)
-      throw std::invalid_argument(job.layer_origin + ": expected a layer configuration object");
-  }
-  if (options.count("--state-regularizer"))
-    job.state.weight = parse_nonnegative(options.at("--state-regularizer"), "--state-regularizer");
-  if (options.count("--activity-regularizer"))
-    job.activity = parse_activity_regularizer(options.at("--activity-regularizer"));
+  GestureJob job = parse_job(options);
   check_output_directory(job.out_dir, "--out");
-  if (job.dataset.empty()) check_output_directory("out/dvs_gesture_synthetic", "synthetic dataset");
   const auto t_start = Clock::now();
-
-  std::string dir = job.dataset;
-  if (dir.empty()) {
-    dir = "out/dvs_gesture_synthetic";
-    if (!std::filesystem::exists(std::filesystem::path(dir) / "trials_to_train.txt")) {
-      std::printf(
-          "generating the synthetic DVS gesture set in %s (11 classes, 4 training and 2 "
-          "test users, 2 lightings)...\n",
-          dir.c_str());
-      std::fflush(stdout);
-      SyntheticGestureConfig sc;
-      sc.gesture_us = static_cast<double>(job.window_us);
-      const auto s = write_synthetic_gesture_dataset(dir, sc);
-      std::printf("  %d recordings, %llu events, %.1f s\n", s.trials,
-                  static_cast<unsigned long long>(s.events),
-                  std::chrono::duration<double>(Clock::now() - t_start).count());
-    } else {
-      std::printf("using the synthetic DVS gesture set in %s\n", dir.c_str());
-    }
-  } else {
-    std::printf("using the DVS128 Gesture directory %s\n", dir.c_str());
-  }
+  const std::string dir = dataset_directory(job, t_start);
+  job.data_dir = dir;
   std::fflush(stdout);
-  SensorSize pooled;
-  const auto train = prepare(load_gesture_split(dir, "train"), job, pooled);
-  const auto test = prepare(load_gesture_split(dir, "test"), job, pooled);
-  if (train.empty() || test.empty())
+  GestureData data{load_gesture_split(dir, "train"), load_gesture_split(dir, "test")};
+  if (data.train.empty() || data.test.empty())
     throw std::runtime_error(dir + ": no training or test samples");
-  std::uint64_t input_events = 0;
-  for (const auto& s : train) input_events += s.input.size();
-  const Index d = static_cast<Index>(pooled.width) * pooled.height * 2;
+  const std::vector<GestureModel> models = selected_models(job);
   std::printf(
-      "%zu training and %zu test samples of %.1f s; input: %dx%d pooled pixels x 2 "
-      "polarities = %lld channels, %.0f input events per sample (%.1f s)\n",
-      train.size(), test.size(), static_cast<double>(job.window_us) * 1e-6, pooled.width,
-      pooled.height, static_cast<long long>(d),
-      static_cast<double>(input_events) / static_cast<double>(train.size()),
-      std::chrono::duration<double>(Clock::now() - t_start).count());
-
-  // The network as a configuration, the one the checkpoint stores: the layer is seeded with
-  // job.seed, the readout with job.seed + 1 (io/config/network_config.hpp).
-  const std::string config_text = checkpoint_configuration(job, dir, d);
-  const NetworkConfig ncfg =
-      parse_network_config(config_text, "built-in DVS gesture network", {"task"});
+      "%zu training and %zu held-out gestures of %.1f s; %zu model(s) x %zu seed(s); "
+      "augmentation %s (%.1f s)\n",
+      data.train.size(), data.test.size(), 1.5, models.size(), job.seeds.size(),
+      job.augmentation.enabled ? "on" : "off", seconds_since(t_start));
   const std::string command_line =
       options.count("command_line") ? options.at("command_line") : "egret";
-  const TrainedGesture result = with_precision(job.precision, [&](auto scalar) {
-    return train_and_trace<decltype(scalar)>(job, ncfg, config_text, train, test, command_line);
-  });
-  const double bin_ms = static_cast<double>(job.bin_us) / 1000.0;
-  std::vector<const Sample<double>*> samples;
-  for (const auto& s : test) samples.push_back(&s);
-  std::printf("\nheld-out accuracy: %.1f%% (%d of %d test samples; chance 9.1%%)\n",
-              100 * result.loop.test.accuracy(), result.loop.test.correct, result.loop.test.total);
-  report_operations(result.held_out, samples, static_cast<std::uint64_t>(job.units),
-                    static_cast<std::uint64_t>(d), bin_ms,
-                    job.precision == Precision::kDouble ? sizeof(double) : sizeof(float));
-  std::printf("training: %d epochs in %.1f s, %.0f events/s (forward passes); total %.1f s\n",
-              result.loop.last_epoch, result.loop.seconds, result.loop.events_per_s,
-              std::chrono::duration<double>(Clock::now() - t_start).count());
+  std::vector<GestureRun> runs;
+  for (const GestureModel& m : models)
+    for (const std::uint64_t seed : job.seeds) {
+      const std::string run_dir = job.out_dir + "/" + m.name + "/seed" + std::to_string(seed);
+      check_output_directory(run_dir, "--out");
+      runs.push_back(with_precision(job.precision, [&](auto scalar) {
+        return train_one<decltype(scalar)>(job, m, seed, data, run_dir, command_line);
+      }));
+      if (runs.size() == 1) {
+        copy_headline(run_dir, job.out_dir);
+        write_figure_inputs(data.test.front(), m.pipeline, job.out_dir);
+      }
+    }
+  const std::vector<GestureRow> rows = gesture_rows(runs);
+  print_gesture_table(rows);
+  write_gesture_report(job.out_dir, runs, rows, settings_json(job, dir, data));
   std::printf(
-      "wrote %s/checkpoint.h5, trace.h5 (held-out samples), training_log.csv, "
-      "figure_inputs.csv\n",
-      job.out_dir.c_str());
+      "\n%s data: %zu held-out gestures per seed (one gesture = %.2f points); total %.0f s\n"
+      "wrote %s/results.json, table1.csv; per model and seed: checkpoint.h5, trace.h5, "
+      "training_log.csv in %s/<model>/seed<N>/ (the first also in %s/)\n",
+      job.dataset.empty() ? "synthetic (not the real DVS128 Gesture)" : "real", data.test.size(),
+      100.0 / static_cast<double>(data.test.size()), seconds_since(t_start), job.out_dir.c_str(),
+      job.out_dir.c_str(), job.out_dir.c_str());
   return 0;
 }
 

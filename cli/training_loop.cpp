@@ -139,10 +139,13 @@ TrainLoopResult run_training_loop(Trainer<Scalar>& trainer,
   std::vector<double> first_rates;  // per layer, of the first epoch trained here
   double train_seconds = 0, train_steps = 0;
   for (; epoch <= o.epochs; ++epoch) {
+    if (o.before_epoch) o.before_epoch(epoch);
     const auto t0 = Clock::now();
     const BatchStats s = trainer.train_epoch(train);
+    r.last_train = s;
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     r.test = trainer.evaluate(test);
+    r.test_accuracy.push_back(r.test.accuracy());
     const double total = std::chrono::duration<double>(Clock::now() - t_start).count();
     const double events_per_s = secs > 0 ? static_cast<double>(s.steps) / secs : 0.0;
     train_seconds += secs;

@@ -4,6 +4,7 @@
 // checkpoints (HDF5), stopping once held-out accuracy holds a target.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,16 @@ struct TrainLoopOptions {
   // The runaway guard: a layer whose event rate grows past this factor of its first epoch's is
   // reported after every such epoch (0: off).
   double rate_growth_limit = 3;
+  // Called before every epoch with its number; it may rewrite the training samples (fresh
+  // augmentation per epoch): the loop reads `train` anew every epoch.
+  std::function<void(int epoch)> before_epoch;
 };
 
 struct TrainLoopResult {
   int last_epoch = 0;
-  BatchStats test;  // held-out statistics after the last epoch
+  BatchStats test;                    // held-out statistics after the last epoch
+  BatchStats last_train;              // the last epoch's training statistics (backward sparsity)
+  std::vector<double> test_accuracy;  // after every epoch trained here
   double seconds = 0;
   double events_per_s = 0;  // events processed by the training forward passes per second
 };

@@ -48,7 +48,7 @@ def prepare(samples, desc):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dataset", help="a DVS128 Gesture directory (default: the synthetic set)")
-    ap.add_argument("--synthetic-dir", default="out/dvs_gesture_synthetic")
+    ap.add_argument("--synthetic-dir", default="out/dvs_gesture_synthetic/python_example_v2")
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--lr", type=float, default=0.005)
@@ -71,7 +71,10 @@ def main(argv=None):
         directory = args.synthetic_dir
         if not os.path.exists(os.path.join(directory, "trials_to_train.txt")):
             print(f"generating the synthetic DVS gesture set in {directory} ...", flush=True)
-            s = egret.write_synthetic_gesture_dataset(directory, gesture_us=WINDOW_US)
+            # A small set for a quick example: 4 training and 2 held-out users (the main job
+            # uses 23 + 6, docs/datasets.md).
+            s = egret.write_synthetic_gesture_dataset(directory, train_users=4, test_users=2,
+                                                      gesture_us=WINDOW_US)
             print(f"  {s['trials']} recordings, {s['events']} events")
     train, pooled = prepare(egret.load_gesture_split(directory, "train"), "train samples")
     test, _ = prepare(egret.load_gesture_split(directory, "test"), "test samples")

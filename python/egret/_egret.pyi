@@ -111,10 +111,11 @@ def to_input(events: np.ndarray, sensor_size: SensorSize, bin_length: int, *,
              coalesce: str = "sum", merged_polarity: bool = False,
              t0: int = 0) -> Tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...
 def load_gesture_split(directory: str, split: str, slice_us: int = 0) -> List[Dict[str, Any]]: ...
-def write_synthetic_gesture_dataset(directory: str, *, train_users: int = 4, test_users: int = 2,
-                                    lightings: Sequence[str] = ("led", "fluorescent"),
-                                    gesture_us: float = 1.8e6, gap_us: float = 0.3e6,
-                                    frame_us: float = 2000,
+def write_synthetic_gesture_dataset(directory: str, *, train_users: int = 23, test_users: int = 6,
+                                    lightings_per_user: int = 2,
+                                    lightings: Sequence[str] = (),
+                                    gesture_us: float = 1.5e6, gap_us: float = 0.3e6,
+                                    frame_us: float = 2000, threads: int = 0,
                                     seed: int = 1) -> Dict[str, int]: ...
 def emulate_events_from_frames(images_txt: str, *, threshold: float = 0.2,
                                threshold_spread: float = 0.15, refractory_us: float = 500,

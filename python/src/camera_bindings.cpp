@@ -285,16 +285,18 @@ void bind_gesture_datasets(py::module_& m) {
       "events (times relative to the start)}.");
   m.def(
       "write_synthetic_gesture_dataset",
-      [](const std::string& dir, int train_users, int test_users,
+      [](const std::string& dir, int train_users, int test_users, int lightings_per_user,
          std::vector<std::string> lightings, double gesture_us, double gap_us, double frame_us,
-         std::uint64_t seed) {
+         int threads, std::uint64_t seed) {
         SyntheticGestureConfig c;
         c.train_users = train_users;
         c.test_users = test_users;
+        c.lightings_per_user = lightings_per_user;
         c.lightings = std::move(lightings);
         c.gesture_us = gesture_us;
         c.gap_us = gap_us;
         c.frame_us = frame_us;
+        c.threads = threads;
         c.seed = seed;
         SyntheticGestureSummary s;
         {
@@ -306,12 +308,14 @@ void bind_gesture_datasets(py::module_& m) {
         d["events"] = s.events;
         return d;
       },
-      py::arg("directory"), py::kw_only(), py::arg("train_users") = 4, py::arg("test_users") = 2,
-      py::arg("lightings") = std::vector<std::string>{"led", "fluorescent"},
-      py::arg("gesture_us") = 1.8e6, py::arg("gap_us") = 0.3e6, py::arg("frame_us") = 2000,
-      py::arg("seed") = 1,
-      "Write a synthetic DVS128 Gesture-style directory (11 gestures per user and lighting); "
-      "returns {trials, events}.");
+      py::arg("directory"), py::kw_only(), py::arg("train_users") = 23, py::arg("test_users") = 6,
+      py::arg("lightings_per_user") = 2, py::arg("lightings") = std::vector<std::string>{},
+      py::arg("gesture_us") = 1.5e6, py::arg("gap_us") = 0.3e6, py::arg("frame_us") = 2000,
+      py::arg("threads") = 0, py::arg("seed") = 1,
+      "Write a synthetic DVS128 Gesture-style directory (11 gestures per user and lighting; users "
+      "01-23 train, 24-29 test as in the real set; each user under `lightings_per_user` of the "
+      "five conditions fluorescent, fluorescent_led, led, natural, lab, or under exactly "
+      "`lightings`); returns {trials, events}. The files do not depend on `threads`.");
 }
 
 }  // namespace
