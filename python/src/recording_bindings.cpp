@@ -118,7 +118,8 @@ void bind_recording(py::module_& m) {
         }
         out.has_labels = label.has_value();
         const py::object warn = py::module_::import("warnings").attr("warn");
-        for (const auto& n : notes) warn(n);
+        if (!end_us)  // a labelled window is the label's: no notes about its edges
+          for (const auto& n : notes) warn(n);
         return out;
       },
       py::arg("events"), py::arg("sensor_size"), py::arg("preprocessing") = py::none(),
@@ -134,7 +135,7 @@ void bind_recording(py::module_& m) {
       "is shifted to start at 0 ms, cropped, denoised, pooled and coalesced per bin_us; "
       "end_time is window_us in ms, with one readout window [readout_from * end, end] and "
       "`label` as its class. A window holding none of the events is an error giving the "
-      "recording's time span; one reaching beyond them warns.");
+      "recording's time span; one reaching beyond them warns (without end_us).");
 
   m.def(
       "classify_recording",
