@@ -91,7 +91,7 @@ std::vector<RecordingWindow> recording_windows(const RecordingSpan& span,
       w.start_us = l.start_us;
       w.end_us = std::min(l.end_us, l.start_us + p.window_us);
       w.label = l.cls - 1;
-      w.partial = w.end_us > span.last_us + 1;
+      w.partial = w.end_us - (span.last_us + 1) >= p.bin_us;
       out.push_back(w);
     }
     return out;
@@ -105,7 +105,7 @@ std::vector<RecordingWindow> recording_windows(const RecordingSpan& span,
     RecordingWindow w;
     w.start_us = span.first_us + static_cast<std::int64_t>(k) * p.window_us;
     w.end_us = w.start_us + p.window_us;
-    w.partial = w.end_us > span.last_us + 1;
+    w.partial = w.end_us - (span.last_us + 1) >= p.bin_us;
     out.push_back(w);
   }
   return out;
@@ -138,7 +138,9 @@ void check_recording_fits_network(SensorSize sensor, const RecordingPreprocessin
   const Index channels = p.input_channels(sensor);
   if (channels == network_channels) return;
   std::string what =
-      "the " + std::to_string(sensor.width) + "x" + std::to_string(sensor.height) + " sensor";
+      sensor.width > 0 && sensor.height > 0
+          ? "the " + std::to_string(sensor.width) + "x" + std::to_string(sensor.height) + " sensor"
+          : std::string("the recording (its sensor size not stated)");
   if (p.crop) what += " cropped to " + crop_box_text(*p.crop);
   std::string msg = origin + ": " + what + ", pooled by " + g_text(p.pooling) + ", gives " +
                     std::to_string(in.width) + "x" + std::to_string(in.height) +

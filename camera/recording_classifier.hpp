@@ -30,7 +30,7 @@ RecordingSpan recording_span(const CameraRecording& rec, const std::string& orig
 struct RecordingWindow {
   std::int64_t start_us = 0, end_us = 0;
   std::optional<int> label;  // 0-based class, from a label file
-  bool partial = false;      // the recording ends inside the window
+  bool partial = false;      // the recording ends inside the window, a bin or more before its end
 };
 
 // Without labels: consecutive windows of p.window_us from the first event, the last one holding

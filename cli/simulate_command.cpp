@@ -204,7 +204,7 @@ void write_input_csv(const std::string& path, const egret::InputStream<double>& 
   os << "t_ms,channel,value\n";
   for (const auto& e : input.events()) os << e.time << ',' << e.channel << ',' << e.value << '\n';
   egret::write_file_atomically(path, os.str());
-  std::printf("input: %zu events written to %s\n", input.size(), path.c_str());
+  std::printf("wrote the input (%zu events) to %s\n", input.size(), path.c_str());
 }
 
 }  // namespace

@@ -165,7 +165,8 @@ void bind_recording(py::module_& m) {
       "start, window_us long and clipped to its end; without, consecutive windows of window_us "
       "from the first event. crop: (x, y, width, height) or 'X,Y,W,H'. Returns one dict per "
       "window: start_us, end_us (the recording's timestamps), partial (the recording ends "
-      "inside it), label and label_name (None without labels), predicted, predicted_name (DVS "
+      "a bin or more before the window does), label and label_name (None without labels), "
+      "predicted, predicted_name (DVS "
       "gesture names for a gesture checkpoint or label file), confidence (the softmax "
       "maximum), logits, input_events; with summary=True the whole report of `egret classify "
       "--json` (format, sensor, span, preprocessing, windows, accuracy, notes).");
