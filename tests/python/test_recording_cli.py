@@ -149,8 +149,10 @@ def test_classify_cli_python_and_direct_simulation_agree(egret_bin, gesture_run)
     assert f"accuracy: {100 * correct / 11:.1f}% ({correct} of 11 labelled windows)" in r.stdout
     report = json.loads((d / "c.json").read_text())
     assert report["correct"] == correct and report["labelled"] == 11
-    assert report["preprocessing"] == {"pooling": 0.25, "bin_us": 5000, "window_us": 1500000,
-                                       "denoise_us": 0, "coalesce": "sum", "readout_from": 0.2}
+    task = json.loads(egret.Network.load_checkpoint(str(ckpt)).config)["task"]
+    assert task["name"] == "dvs_gesture"
+    assert report["preprocessing"] == egret.recording_preprocessing(task)
+    assert report["preprocessing"]["window_us"] == task["window_us"] == 1500000
     windows = egret.classify_recording(ckpt, rec, labels)
     assert windows == report["windows"]
     names = [w["predicted_name"] for w in windows]
@@ -173,11 +175,16 @@ def test_classify_cli_python_and_direct_simulation_agree(egret_bin, gesture_run)
         assert w["input_events"] == len(smp)
         p = np.exp(x["logits"][0] - x["logits"][0].max())
         assert w["confidence"] == pytest.approx(p.max() / p.sum(), rel=1e-12)
-    # ... and those samples are the gesture job's own held-out samples.
+    # ... and those samples are the gesture job's own held-out samples, prepared step by step.
+    p = report["preprocessing"]
     for g, smp in zip(egret.load_gesture_split(str(d / "set"), "test"), samples):
-        w = egret.crop_time(g["events"], 0, 1500000)
-        w, pooled = egret.downsample(w, (128, 128), 0.25)
-        t, ch, v, _ = egret.to_input(w, pooled, 5000)
+        w = egret.crop_time(g["events"], 0, p["window_us"])
+        if p["denoise_us"] > 0:
+            w = egret.denoise(w, (128, 128), p["denoise_us"])
+        w, pooled = egret.downsample(w, (128, 128), p["pooling"])
+        t, ch, v, _ = egret.to_input(w, pooled, p["bin_us"], coalesce=p["coalesce"])
+        end = p["window_us"] * 1e-3
+        assert smp.end_time == end and smp.readout_windows == [(p["readout_from"] * end, end)]
         assert np.array_equal(t, smp.t) and np.array_equal(ch, smp.channel)
         assert np.array_equal(v, smp.value)
 
