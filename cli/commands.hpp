@@ -28,6 +28,7 @@ void check_output_file(const std::string& path, const std::string& what);
 int run_demo(const Args& args);
 int run_simulate(const Args& args, const std::string& command_line);
 int run_inspect(const Args& args);
+int run_classify(const Args& args);
 int run_emulate(const Args& args);
 int run_train(const Options& options);
 int run_gesture(const Options& options);

@@ -46,21 +46,46 @@ usage:
       A two-layer continuous-time EGRU (32 input channels, 64 and 32 units) on a synthetic
       sweeping event stream, S samples (default 8) in parallel: events per layer, activity,
       wall time, events/s.
-  egret simulate --config NET.json --input EVENTS.csv [--trace OUT.h5|OUT.csv] [--end-time MS]
-                 [--max-events N] [--precision P]
-      Simulate one input stream (lines `t_ms,channel[,value]`) through the configured network;
-      print a summary and, with --trace, write every emitted event: HDF5 with SONATA spikes,
-      values, metrics, snapshots and provenance (.h5, streamed while the run goes on), or CSV
-      lines time_ms,layer,unit,value (.csv). --max-events: the run's event budget (default
-      the configuration's simulation.max_events, 100000000); a run that needs more stops with
-      an error and writes no trace.
+  egret simulate (--config NET.json | --checkpoint CKPT.h5) --input EVENTS.csv|RECORDING
+                 [--trace OUT.h5|OUT.csv] [--end-time MS] [--max-events N] [--precision P]
+                 [--dump-input OUT.csv] [--window-us N] [--start-us N] [--crop X,Y,W,H]
+                 [--pooling F] [--bin-us N] [--denoise-us N] [--coalesce sum|binary]
+      Simulate one input stream through a network: a configuration (--config) or a trained
+      checkpoint's (--checkpoint, e.g. out/dvs_gesture/checkpoint.h5). The input is CSV lines
+      `t_ms,channel[,value]`, or a window of an event-camera recording in any format egret
+      reads (see inspect), prepared as the gesture job prepares its samples: the window of
+      --window-us from --start-us (default: the recording's first event; timestamps are the
+      recording's own, and the summary prints them), shifted to start at 0 ms, cropped to
+      --crop (e.g. 96,56,128,128: 128x128 of a 320x240 sensor), denoised (--denoise-us, 0:
+      off), pooled by --pooling, events coalesced per channel and --bin-us bin (--coalesce:
+      the count or 1), read out over the last 80 % (readout_from 0.2). The defaults are
+      pooling 0.25, bin 5000 us, window 1500000 us, no denoise, sum; with --checkpoint they
+      come from its "task" section, and options override them (the summary says which). The
+      pooled sensor x 2 polarities must equal the network's input channels. Prints a summary
+      and the readouts; --dump-input writes the prepared input (t_ms,channel,value); with
+      --trace, writes every emitted event: HDF5 with SONATA spikes, values, metrics,
+      snapshots and provenance (.h5, streamed while the run goes on), or CSV lines
+      time_ms,layer,unit,value (.csv). --max-events: the run's event budget (default the
+      configuration's simulation.max_events, 100000000); a run that needs more stops with an
+      error and writes no trace.
+  egret classify --checkpoint CKPT.h5 RECORDING [--labels LABELS.csv] [--crop X,Y,W,H]
+                 [--json OUT.json] [--threads T]
+      Classify a recording with a trained checkpoint (it needs a readout) and the
+      preprocessing its "task" section describes: with a DvsGesture label file
+      (class,startTime_usec,endTime_usec) one window per label, from its start, window_us long
+      and clipped to its end; without, consecutive windows from the first event. Prints per
+      window its start and end, the true and the predicted class (DVS gesture names) and the
+      softmax maximum, then the accuracy; --json writes the same.
   egret emulate --frames IMAGES.txt --out EVENTS.aedat
       Run the DVS sensor model (contrast thresholds, refractory period, leak, shot noise) on a
       sequence of PNG frames listed as '<seconds> <path>' lines; write AEDAT 3.1.
   egret inspect TRACE.h5 | RECORDING
       Summary of a trace file per layer (events, rate, activity sparsity, time span, and the
       NeuroBench counts: Effective_MACs, Effective_ACs, Dense, MembraneUpdates), or of an
-      event-camera recording (AEDAT 2.0/3.1, Prophesee EVT 2.0/3.0/DAT, N-MNIST .bin).
+      event-camera recording (format, sensor, events, time span, ON share) in any of these
+      formats, found by header and extension: AEDAT 2.0, AEDAT 3.1, AEDAT 4.0,
+      Prophesee EVT 2.0, Prophesee EVT 3.0, Prophesee DAT, N-MNIST .bin, .npy event arrays
+      and HDF5 event arrays (fields x, y, p, t).
   egret estimate TRACE.h5 [--profile NAME|FILE] [--json OUT.json]
       Energy and latency per sample and per layer on a hardware profile (default
       loihi_davies2018; built in: loihi_davies2018, loihi_sanafe2025, cmos45_horowitz2014,
@@ -69,9 +94,12 @@ usage:
       to the trace.
   egret train --config TRAIN.json [--out DIR] [--epochs N] [--threads T] [--precision P]
   egret train --resume DIR/checkpoint.h5 [--out DIR] [--epochs N]
-      Train a continuous-time EGRU with exact event-based gradients on a built-in task
-      (examples/delay_copy.json); prints progress, writes a checkpoint, the training log and
-      the data for the figure (scripts/plot_delay_copy.py).
+      Train a network of any cell family with a backward pass on the built-in delay-copy task
+      (the continuous-time EGRU with exact event-based gradients, the tick families such as
+      discrete_egru, lif, bmru, surnn, sugru, su_snn, ds_gru and spiking_gated with BPTT;
+      examples/delay_copy*.json, one per family); prints progress, writes a checkpoint, the
+      training log, the held-out trace and the data for the figure
+      (scripts/plot_delay_copy.py); --resume continues from a checkpoint.
   --precision float|double: the scalar of the run (default: the configuration's "precision",
       float if absent; the main job: float). Double is for verification; files written hold
       float64 either way.
@@ -198,9 +226,20 @@ int main(int argc, char** argv) {
                                               "--frame-units",
                                               "--users",
                                               "--lightings-per-user",
-                                              "--augment"},
+                                              "--augment",
+                                              "--checkpoint",
+                                              "--labels",
+                                              "--crop",
+                                              "--pooling",
+                                              "--bin-us",
+                                              "--denoise-us",
+                                              "--coalesce",
+                                              "--window-us",
+                                              "--start-us",
+                                              "--dump-input"},
                                              {"--full"});
-    if (!args.positional.empty() && args.command != "inspect" && args.command != "estimate")
+    if (!args.positional.empty() && args.command != "inspect" && args.command != "estimate" &&
+        args.command != "classify")
       throw std::invalid_argument("unexpected argument '" + args.positional.front() +
                                   "' (see egret --help)");
     std::string command_line;
@@ -215,6 +254,7 @@ int main(int argc, char** argv) {
     if (args.command == "demo") return egret::cli::run_demo(args);
     if (args.command == "simulate") return egret::cli::run_simulate(args, command_line);
     if (args.command == "inspect") return egret::cli::run_inspect(args);
+    if (args.command == "classify") return egret::cli::run_classify(args);
     if (args.command == "estimate") {
       if (args.positional.size() != 1)
         throw std::invalid_argument("estimate: expected one trace file (egret estimate TRACE.h5)");

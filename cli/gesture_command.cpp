@@ -65,16 +65,12 @@ std::string checkpoint_configuration(const GestureModel& m, const std::string& d
   cfg["readout_classes"] = 11;
   cfg["seed"] = seed;
   cfg["simulation"] = {{"dense_step", m.dense_step_ms}};
-  cfg["task"] = {{"name", "dvs_gesture"},
-                 {"model", m.name},
-                 {"dataset", dataset},
-                 {"pooling", p.pooling},
-                 {"bin_us", p.bin_us},
-                 {"window_us", p.window_us},
-                 {"denoise_us", p.denoise_us},
-                 {"coalesce", p.coalesce == Coalesce::kSum ? "sum" : "binary"},
-                 {"readout_from", p.readout_from},
-                 {"epochs", epochs}};
+  nlohmann::json task = p.to_task_json();
+  task["name"] = "dvs_gesture";
+  task["model"] = m.name;
+  task["dataset"] = dataset;
+  task["epochs"] = epochs;
+  cfg["task"] = task;
   return cfg.dump();
 }
 

@@ -14,8 +14,15 @@ nlohmann::json two_frame_layers(const nlohmann::json& layer) {
   return nlohmann::json::array({layer, layer});
 }
 
+GesturePipeline event_pipeline() {
+  GesturePipeline p;
+  p.denoise_us = 10000;
+  return p;
+}
+
 GestureModel egret_model(const GestureModelSizes& sizes, const std::string& layer_json) {
   GestureModel m;
+  m.pipeline = event_pipeline();
   m.name = "egret";
   m.title = "continuous EGRU, exact gradients, events";
   m.pipeline.bin_us = 5000;
@@ -34,7 +41,7 @@ GestureModel egret_model(const GestureModelSizes& sizes, const std::string& laye
 
 // The paper's pipeline: frames of event presence (max-pool of the binary 25 ms frames).
 GesturePipeline frame_pipeline() {
-  GesturePipeline p;
+  GesturePipeline p = event_pipeline();
   p.bin_us = 25000;
   p.coalesce = Coalesce::kBinary;
   return p;
@@ -104,22 +111,11 @@ SpatialAugmentation random_augmentation(const GestureAugmentation& a, std::mt199
   return s;
 }
 
-// The order: the window first (times relative to the gesture's start), then the denoise filter
-// on the full-resolution events (as tonic's Denoise runs before downsampling in the paper's
-// pipeline), the augmentation's view, pooling, and binning.
 Sample<double> gesture_sample(const GestureSample& g, const GesturePipeline& p,
                               const SpatialAugmentation* augmentation) {
-  SensorSize s{128, 128};
-  auto ev = crop_time(g.events, 0, p.window_us);
-  if (p.denoise_us > 0) ev = denoise(ev, s, p.denoise_us);
-  if (augmentation) ev = augment_spatially(ev, s, *augmentation);
-  ev = downsample(ev, s, p.pooling);
-  Sample<double> out;
-  out.input = to_input_stream(ev, s, false, 0, p.bin_us, p.coalesce);
-  out.end_time = static_cast<double>(p.window_us) * 1e-3;
-  out.readout_windows = {{p.readout_from * out.end_time, out.end_time}};
-  out.targets.labels = {g.label};
-  return out;
+  // The gesture's events start at 0 (camera/datasets/dvs_gesture.cpp), on the DVS128's sensor.
+  return prepare_recording_window(g.events, {128, 128}, p, 0, g.label, std::nullopt,
+                                  augmentation);
 }
 
 }  // namespace egret::cli

@@ -18,19 +18,15 @@
 #include "adjoint/state_regularizer.hpp"
 #include "camera/camera_transforms.hpp"
 #include "camera/datasets/dvs_gesture.hpp"
+#include "camera/recording_preprocessing.hpp"
 #include "train/sample.hpp"
 
 namespace egret::cli {
 
-// How the events of one labelled gesture become the engine's input.
-struct GesturePipeline {
-  double pooling = 0.25;             // 128 -> 32
-  std::int64_t bin_us = 5000;        // coalescing bin of the input events
-  std::int64_t window_us = 1500000;  // each sample: the first 1.5 s of a gesture
-  std::int64_t denoise_us = 10000;   // tonic's denoise filter time; 0: off
-  Coalesce coalesce = Coalesce::kSum;
-  double readout_from = 0.2;  // the readout averages from this share of the window to its end
-};
+// How the events of one labelled gesture become the engine's input: the description that
+// checkpoints store and `egret classify` reads (camera/recording_preprocessing.hpp). The main
+// job's models all use a 10 ms denoise filter (the paper's).
+using GesturePipeline = RecordingPreprocessing;
 
 struct GestureAugmentation {
   double max_rotation_deg = 10;

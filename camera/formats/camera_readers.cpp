@@ -30,7 +30,7 @@ CameraFileInfo read_nmnist_bin(const std::string& path, const CameraEventSink& s
   return info;
 }
 
-CameraFileInfo read_camera_file(const std::string& path, const CameraEventSink& sink) {
+std::string detect_camera_format(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CameraFileError(path, 0, "cannot open event file");
   std::string head(4096, '\0');
@@ -40,18 +40,32 @@ CameraFileInfo read_camera_file(const std::string& path, const CameraEventSink& 
     const std::string e(ext);
     return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
   };
-  if (head.rfind("#!AER-DAT3", 0) == 0) return read_aedat31(path, sink);
-  if (head.rfind("#!AER-DAT2", 0) == 0) return read_aedat2(path, sink);
-  if (head.find("% evt 2.0") != std::string::npos) return read_evt2(path, sink);
-  if (head.find("% evt 3.0") != std::string::npos) return read_evt3(path, sink);
-  if (head.rfind("\x93NUMPY", 0) == 0) return read_npy_events(path, sink);
-  if (head.rfind("\x89HDF", 0) == 0) return read_hdf5_events(path, sink);
-  if (ends(".dat")) return read_prophesee_dat(path, sink);
-  if (ends(".bin")) return read_nmnist_bin(path, sink);
-  if (head.rfind("#!AER-DAT4", 0) == 0) return read_aedat4(path, sink);
-  throw CameraFileError(path, 0,
-                        "unknown event file format (AEDAT 2.0/3.1/4.0, Prophesee EVT 2.0/3.0/DAT, "
-                        "N-MNIST .bin, .npy or HDF5 event arrays)");
+  if (head.rfind("#!AER-DAT3", 0) == 0) return "aedat31";
+  if (head.rfind("#!AER-DAT2", 0) == 0) return "aedat2";
+  if (head.find("% evt 2.0") != std::string::npos) return "evt2";
+  if (head.find("% evt 3.0") != std::string::npos) return "evt3";
+  if (head.rfind("\x93NUMPY", 0) == 0) return "npy";
+  if (head.rfind("\x89HDF", 0) == 0) return "hdf5";
+  if (ends(".dat")) return "dat";
+  if (ends(".bin")) return "nmnist";
+  if (head.rfind("#!AER-DAT4", 0) == 0) return "aedat4";
+  return "";
+}
+
+CameraFileInfo read_camera_file(const std::string& path, const CameraEventSink& sink) {
+  const std::string format = detect_camera_format(path);
+  if (format == "aedat31") return read_aedat31(path, sink);
+  if (format == "aedat2") return read_aedat2(path, sink);
+  if (format == "evt2") return read_evt2(path, sink);
+  if (format == "evt3") return read_evt3(path, sink);
+  if (format == "npy") return read_npy_events(path, sink);
+  if (format == "hdf5") return read_hdf5_events(path, sink);
+  if (format == "dat") return read_prophesee_dat(path, sink);
+  if (format == "nmnist") return read_nmnist_bin(path, sink);
+  if (format == "aedat4") return read_aedat4(path, sink);
+  std::string names;
+  for (const auto& f : kCameraFormats) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  throw CameraFileError(path, 0, "unknown event file format (" + names + ")");
 }
 
 CameraRecording read_camera_recording(const std::string& path) {

@@ -7,6 +7,7 @@
 //   Gesture container) and its writer, and event arrays (.npy, HDF5) with fields x, y, p, t.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -46,7 +47,27 @@ CameraFileInfo read_aedat4(const std::string& path, const CameraEventSink& sink)
 CameraFileInfo read_npy_events(const std::string& path, const CameraEventSink& sink);
 CameraFileInfo read_hdf5_events(const std::string& path, const CameraEventSink& sink);
 
-// Chooses the reader from the file's header / extension.
+// Every format read_camera_file accepts: the id its reader reports (CameraFileInfo::format) and
+// the name the documentation, the errors and `egret --help` use.
+struct CameraFormat {
+  const char* id;
+  const char* name;
+};
+inline constexpr std::array<CameraFormat, 9> kCameraFormats = {{{"aedat2", "AEDAT 2.0"},
+                                                                {"aedat31", "AEDAT 3.1"},
+                                                                {"aedat4", "AEDAT 4.0"},
+                                                                {"evt2", "Prophesee EVT 2.0"},
+                                                                {"evt3", "Prophesee EVT 3.0"},
+                                                                {"dat", "Prophesee DAT"},
+                                                                {"nmnist", "N-MNIST .bin"},
+                                                                {"npy", ".npy event arrays"},
+                                                                {"hdf5", "HDF5 event arrays"}}};
+
+// The format of a file from its header / extension: a kCameraFormats id, or "" when it is none
+// of them (the file must be readable; errors name it).
+std::string detect_camera_format(const std::string& path);
+
+// Chooses the reader with detect_camera_format.
 CameraFileInfo read_camera_file(const std::string& path, const CameraEventSink& sink);
 
 // Convenience: the whole file in memory.

@@ -17,6 +17,9 @@ Main pieces:
 * event-camera files and transforms: :func:`read_events`, :func:`to_input`, :func:`downsample`,
   :func:`denoise`, ..., the DVS128 Gesture layout (:func:`load_gesture_split`) and the synthetic
   generator (:func:`write_synthetic_gesture_dataset`).
+* a trained network on a recording: :func:`prepare_recording` (one window as a :class:`Sample`,
+  prepared as the gesture job and ``egret simulate --input RECORDING`` prepare it),
+  :func:`recording_preprocessing` and :func:`classify_recording` (``egret classify``).
 * :mod:`egret.torch` -- autograd integration (``EventNetwork``, ``SingleLayer``, ``ContinuousEGRU``).
 
 Errors from C++ arrive as ``ValueError`` (bad input) or ``RuntimeError`` with the C++ message.
@@ -29,11 +32,13 @@ import numpy as np
 
 from ._egret import (  # noqa: F401
     CAMERA_EVENT_DTYPE,
+    CAMERA_FORMATS,
     GESTURE_CLASSES,
     ForwardBatch,
     Network,
     Sample,
     as_camera_events,
+    classify_recording,
     crop,
     crop_time,
     delay_copy_trials,
@@ -43,9 +48,11 @@ from ._egret import (  # noqa: F401
     hardware_profiles,
     load_gesture_split,
     merge_polarities,
+    prepare_recording,
     read_checkpoint,
     read_events,
     read_trace,
+    recording_preprocessing,
     refractory_period,
     slice_by_time,
     to_frames,
@@ -110,12 +117,14 @@ def camera_sample(
 
 __all__ = [
     "CAMERA_EVENT_DTYPE",
+    "CAMERA_FORMATS",
     "GESTURE_CLASSES",
     "ForwardBatch",
     "Network",
     "Sample",
     "as_camera_events",
     "camera_sample",
+    "classify_recording",
     "crop",
     "crop_time",
     "delay_copy_trials",
@@ -124,9 +133,11 @@ __all__ = [
     "emulate_events_from_frames",
     "load_gesture_split",
     "merge_polarities",
+    "prepare_recording",
     "read_checkpoint",
     "read_events",
     "read_trace",
+    "recording_preprocessing",
     "refractory_period",
     "slice_by_time",
     "to_frames",

@@ -1,4 +1,5 @@
 """Type stubs of the compiled module egret._egret (docstrings live in the module itself)."""
+import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -9,6 +10,7 @@ Windows = Optional[Sequence[Tuple[float, float]]]
 SensorSize = Tuple[int, int]
 
 CAMERA_EVENT_DTYPE: np.dtype
+CAMERA_FORMATS: List[Tuple[str, str]]
 GESTURE_CLASSES: List[str]
 
 class Sample:
@@ -121,6 +123,18 @@ def emulate_events_from_frames(images_txt: str, *, threshold: float = 0.2,
                                threshold_spread: float = 0.15, refractory_us: float = 500,
                                leak_rate_hz: float = 0.1, shot_noise_rate_hz: float = 0.5,
                                seed: int = 1) -> Tuple[np.ndarray, SensorSize]: ...
+def recording_preprocessing(preprocessing: Union[Dict[str, Any], str, "os.PathLike[str]", None] = None,
+                            *, crop: Union[Sequence[int], str, None] = None) -> Dict[str, Any]: ...
+def prepare_recording(events: np.ndarray, sensor_size: SensorSize,
+                      preprocessing: Union[Dict[str, Any], str, "os.PathLike[str]", None] = None,
+                      start_us: Optional[int] = None, *,
+                      crop: Union[Sequence[int], str, None] = None, end_us: Optional[int] = None,
+                      label: Optional[int] = None) -> Sample: ...
+def classify_recording(checkpoint: Union[str, "os.PathLike[str]"],
+                       recording: Union[str, "os.PathLike[str]"],
+                       labels: Union[str, "os.PathLike[str]", None] = None,
+                       crop: Union[Sequence[int], str, None] = None, *, threads: int = 0,
+                       summary: bool = False) -> Any: ...
 def read_trace(path: str) -> Dict[str, Any]: ...
 def hardware_profiles() -> List[str]: ...
 def read_checkpoint(path: str) -> Dict[str, Any]: ...

@@ -5,11 +5,12 @@
 
 namespace egret::python {
 
-void bind_sample(pybind11::module_& m);   // Sample
-void bind_network(pybind11::module_& m);  // Network, ForwardBatch
-void bind_camera(pybind11::module_& m);   // event-camera files, transforms, gesture datasets
-void bind_files(pybind11::module_& m);    // HDF5 traces and checkpoints
-void bind_tasks(pybind11::module_& m);    // task generators (delay-copy)
-void bind_evnn(pybind11::module_& m);     // the EvNN-convention EGRU on dense sequences
+void bind_sample(pybind11::module_& m);     // Sample
+void bind_network(pybind11::module_& m);    // Network, ForwardBatch
+void bind_camera(pybind11::module_& m);     // event-camera files, transforms, gesture datasets
+void bind_files(pybind11::module_& m);      // HDF5 traces and checkpoints
+void bind_tasks(pybind11::module_& m);      // task generators (delay-copy)
+void bind_evnn(pybind11::module_& m);       // the EvNN-convention EGRU on dense sequences
+void bind_recording(pybind11::module_& m);  // a trained network on a camera recording
 
 }  // namespace egret::python

@@ -15,4 +15,5 @@ PYBIND11_MODULE(_egret, m) {
   egret::python::bind_files(m);
   egret::python::bind_tasks(m);
   egret::python::bind_evnn(m);
+  egret::python::bind_recording(m);  // after bind_camera: CAMERA_EVENT_DTYPE
 }

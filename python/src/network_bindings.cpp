@@ -12,16 +12,13 @@
 
 #include "io/config/network_config.hpp"
 #include "io/hdf5/checkpoint.hpp"
+#include "io/hdf5/checkpoint_network.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/forward_batch.hpp"
 #include "python/src/network_of.hpp"
 
 namespace egret::python {
 namespace {
-
-// A training configuration (`egret train --config`) is also a network configuration: its
-// training sections are left to the training code.
-const std::vector<std::string> kTrainingSections = {"task", "training", "output"};
 
 std::string config_to_text(const py::object& config) {
   if (py::isinstance<py::str>(config)) return config.cast<std::string>();
@@ -48,8 +45,10 @@ class PyNetwork {
   PyNetwork(const py::object& config, const py::object& precision)
       : PyNetwork(make(config_to_text(config), precision)) {}
 
+  // A training configuration (`egret train --config`) is also a network configuration: its
+  // training sections are left to the training code.
   static Impl make(std::string text, const py::object& precision) {
-    NetworkConfig cfg = parse_network_config(text, "<config>", kTrainingSections);
+    NetworkConfig cfg = parse_network_config(text, "<config>", checkpoint_training_sections());
     if (!precision.is_none())
       cfg.precision = parse_precision(py::cast<std::string>(precision), "Network: precision");
     return with_precision(cfg.precision, [&](auto scalar) -> Impl {
@@ -113,15 +112,7 @@ class PyNetwork {
   // In the precision its configuration names, or `precision` if given.
   static PyNetwork load_checkpoint(const std::string& path, const py::object& precision) {
     const Checkpoint c = read_checkpoint(path);
-    NetworkConfig cfg;
-    try {
-      cfg = parse_network_config(c.config_text, path + " (configuration)", kTrainingSections);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(path +
-                                  ": the checkpoint's configuration is not a network or "
-                                  "training configuration: " +
-                                  e.what());
-    }
+    NetworkConfig cfg = checkpoint_network_config(path, c);
     if (!precision.is_none())
       cfg.precision = parse_precision(py::cast<std::string>(precision), "precision");
     return PyNetwork(with_precision(cfg.precision, [&](auto scalar) -> Impl {

@@ -14,6 +14,7 @@
 
 #include "io/config/network_config.hpp"
 #include "io/hdf5/checkpoint.hpp"
+#include "io/hdf5/checkpoint_network.hpp"
 #include "io/hdf5/trace_file.hpp"
 #include "python/src/forward_batch.hpp"
 #include "python/src/network_parameters.hpp"
@@ -188,27 +189,7 @@ class NetworkOf {
 
   static NetworkOf load_checkpoint(const std::string& path, const Checkpoint& c,
                                    const NetworkConfig& cfg) {
-    const Network<Scalar> initial = build_network<Scalar>(cfg);
-    const ParameterVector<Scalar> without_tau(initial, false), with_tau(initial, true);
-    // Before format 4 a per-unit time constant was one value per layer (docs/formats.md).
-    const bool format3 = c.format_version < 4;
-    const auto size_of = [&](const ParameterVector<Scalar>& v) {
-      return format3 ? v.format3_size() : v.size();
-    };
-    ParameterVector<Scalar> pv;
-    if (c.values.size() == size_of(with_tau))
-      pv = with_tau;
-    else if (c.values.size() == size_of(without_tau))
-      pv = without_tau;
-    else
-      throw std::invalid_argument(path + ": " + std::to_string(c.values.size()) +
-                                  " trainable values, the configuration's network has " +
-                                  std::to_string(size_of(without_tau)) + " (or " +
-                                  std::to_string(size_of(with_tau)) + " with time constants)");
-    const std::string where = path + ": /training/values";
-    pv.values() =
-        cast_values<Scalar>(format3 ? pv.from_format3(c.values, false, where) : c.values, where);
-    return NetworkOf(c.config_text, cfg, with_exact_constrained_parameters(pv.network(), c, path));
+    return NetworkOf(c.config_text, cfg, network_from_checkpoint<Scalar>(path, c, cfg));
   }
 
   // Simulates the samples one after another into an HDF5 trace (docs/formats.md).
