@@ -114,8 +114,7 @@ SpatialAugmentation random_augmentation(const GestureAugmentation& a, std::mt199
 Sample<double> gesture_sample(const GestureSample& g, const GesturePipeline& p,
                               const SpatialAugmentation* augmentation) {
   // The gesture's events start at 0 (camera/datasets/dvs_gesture.cpp), on the DVS128's sensor.
-  return prepare_recording_window(g.events, {128, 128}, p, 0, g.label, std::nullopt,
-                                  augmentation);
+  return prepare_recording_window(g.events, {128, 128}, p, 0, g.label, std::nullopt, augmentation);
 }
 
 }  // namespace egret::cli

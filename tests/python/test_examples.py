@@ -35,19 +35,19 @@ def test_dvs_gesture_example_trains_and_plots(tmp_path):
     data = tmp_path / "gestures"
     egret.write_synthetic_gesture_dataset(str(data), train_users=1, test_users=1, lightings=["led"],
                                           gesture_us=1.5e6)
-    # Double: two epochs on 11 samples is a smoke test of the loss going down, and the float
-    # trajectory of this tiny run goes up in epoch 2 (2.440 -> 2.450; float and double gradients
-    # agree within 1e-5, tests/python/test_precision.py).
-    out = run_example("dvs_gesture.py", "--dataset", str(data), "--epochs", "2", "--units", "16",
+    # Double, five epochs: on 11 samples in two batches a single epoch's loss is noisy (with the
+    # generator of issue 37 epoch 2 is above epoch 1: 2.370 -> 2.440 -> 2.383 -> 2.336 ->
+    # 2.296), so the check is that five epochs end below the first.
+    out = run_example("dvs_gesture.py", "--dataset", str(data), "--epochs", "5", "--units", "16",
                       "--precision", "double", "--out", str(tmp_path / "dvs"), cwd=tmp_path)
     assert "11 training / 11 test samples" in out
-    assert re.search(r"epoch +2: train loss [\d.]+", out)
+    assert re.search(r"epoch +5: train loss [\d.]+", out)
     for f in ("training_log.csv", "checkpoint.h5", "trace.h5", "dvs_gesture.png"):
         assert (tmp_path / "dvs" / f).stat().st_size > 0, f
     log = (tmp_path / "dvs" / "training_log.csv").read_text().splitlines()
-    assert len(log) == 3
+    assert len(log) == 6
     losses = [float(line.split(",")[1]) for line in log[1:]]
-    assert losses[1] < losses[0]  # training reduces the loss
+    assert losses[-1] < losses[0]  # training reduces the loss
     # With a regulariser the training loss includes it (one epoch: the option's path runs).
     out = run_example("dvs_gesture.py", "--dataset", str(data), "--epochs", "1", "--units", "16",
                       "--precision", "double", "--activity-regularizer", "0.1,20",

@@ -192,14 +192,23 @@ def test_classify_cli_python_and_direct_simulation_agree(egret_bin, gesture_run)
 
 def test_classify_without_labels_takes_consecutive_windows(egret_bin, gesture_run):
     d, _, _ = gesture_run
-    ckpt, rec = d / "job" / "checkpoint.h5", d / "set" / "user24_led.aedat"
-    ev, _ = egret.read_events(str(rec))
+    ckpt, full = d / "job" / "checkpoint.h5", d / "set" / "user24_led.aedat"
+    # The recording without its last 0.7 s, so that it ends inside a window (the synthetic
+    # recordings end with a gesture's last frame, 1.5 s windows from the first event can end
+    # exactly there).
+    ev, size = egret.read_events(str(full))
+    ev = ev[ev["t"] < ev["t"][-1] - 700_000]
+    rec = d / "cut.aedat"
+    egret.write_aedat31(str(rec), ev, size)
     first, last = int(ev["t"][0]), int(ev["t"][-1])
     report = egret.classify_recording(ckpt, rec, summary=True)
     windows = report["windows"]
     assert report["first_us"] == first and report["last_us"] == last
     assert len(windows) == (last - first) // 1500000 + 1
     assert [w["start_us"] for w in windows] == [first + k * 1500000 for k in range(len(windows))]
+    # Only the last window runs past the recording: partial, as a whole 5 ms bin or more of it
+    # lies after the last event.
+    assert first + len(windows) * 1500000 - (last + 1) >= 5000
     assert [w["partial"] for w in windows] == [False] * (len(windows) - 1) + [True]
     assert all(w["label"] is None for w in windows) and report["accuracy"] is None
     r = run([egret_bin, "classify", "--checkpoint", ckpt, rec])
