@@ -9,11 +9,6 @@
 namespace egret::cli {
 namespace {
 
-// Two discrete-time layers on 25 ms ticks (the paper's frame step).
-nlohmann::json two_frame_layers(const nlohmann::json& layer) {
-  return nlohmann::json::array({layer, layer});
-}
-
 GesturePipeline event_pipeline() {
   GesturePipeline p;
   p.denoise_us = 10000;
@@ -32,7 +27,7 @@ GestureModel egret_model(const GestureModelSizes& sizes, const std::string& laye
   m.layers_json = nlohmann::json::array({layer}).dump();
   m.dense_step_ms = 5;
   m.learning_rate = 0.005;
-  m.epochs = sizes.full ? 40 : 5;
+  m.epochs = sizes.full ? 40 : 8;
   m.batch_size = 8;
   m.train_time_constants = true;
   m.activity = {0.01, 20.0};  // the cell comparison's DVS target (docs/cell_comparison.md)
@@ -47,11 +42,22 @@ GesturePipeline frame_pipeline() {
   return p;
 }
 
-GestureModel paper_model(const GestureModelSizes& sizes) {
+// A model of two layers on the paper's frames, with the frame models' training budget.
+GestureModel frame_model(const std::string& name, const std::string& title,
+                         const nlohmann::json& layer, const GestureModelSizes& sizes) {
   GestureModel m;
-  m.name = "paper";
-  m.title = "2x discrete EGRU, 25 ms frames (EGRU paper)";
+  m.name = name;
+  m.title = title;
   m.pipeline = frame_pipeline();
+  m.layers_json = nlohmann::json::array({layer, layer}).dump();
+  m.dense_step_ms = 25;
+  m.learning_rate = 0.002;
+  m.epochs = sizes.full ? 100 : 10;
+  m.batch_size = 16;
+  return m;
+}
+
+GestureModel paper_model(const GestureModelSizes& sizes) {
   const nlohmann::json layer = {{"type", "discrete_egru"},
                                 {"units", sizes.frame_units},
                                 {"dt", 25},
@@ -61,32 +67,21 @@ GestureModel paper_model(const GestureModelSizes& sizes) {
                                 // ticks on the default set; bias_z -0.2 leaves them silent).
                                 {"threshold", 0.3},
                                 {"init", {{"bias_z", 0.2}, {"bias_spread", 0.2}}}};
-  m.layers_json = two_frame_layers(layer).dump();
-  m.dense_step_ms = 25;
-  m.learning_rate = 0.002;
-  m.epochs = sizes.full ? 100 : 8;
-  m.batch_size = 16;
+  GestureModel m =
+      frame_model("paper", "2x discrete EGRU, 25 ms frames (EGRU paper)", layer, sizes);
   // Eq. S54: w_v = 0.05 on the state, w_reg = 0.01 towards 5 % activity (2 Hz at 25 ms ticks).
   m.state.weight = 0.05;
   m.activity = {0.01, 2.0};
   return m;
 }
 
+// A GRU in the same engine: suGRU units whose rhythmic gate is held open update every tick.
 GestureModel dense_gru_model(const GestureModelSizes& sizes) {
-  GestureModel m;
-  m.name = "dense_gru";
-  m.title = "2x dense GRU, 25 ms frames";
-  m.pipeline = frame_pipeline();
   const nlohmann::json layer = {{"type", "sugru"},
                                 {"units", sizes.frame_units},
                                 {"dt", 25},
                                 {"gate", {{"bias", 10.0}, {"amplitude", 0.0}}}};
-  m.layers_json = two_frame_layers(layer).dump();
-  m.dense_step_ms = 25;
-  m.learning_rate = 0.002;
-  m.epochs = sizes.full ? 100 : 8;
-  m.batch_size = 16;
-  return m;
+  return frame_model("dense_gru", "2x dense GRU, 25 ms frames", layer, sizes);
 }
 
 }  // namespace

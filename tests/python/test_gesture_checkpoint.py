@@ -71,8 +71,9 @@ def test_main_job_table_checkpoints_and_figure_agree(egret_bin, root, tmp_path):
         assert float(c["energy_j_loihi_davies2018_mean"]) == \
             row["energy_j_loihi_davies2018"]["mean"]
         assert int(c["parameters"]) == row["parameters"] > 0
-    # The dense GRU updates every unit every tick; the EGRU layers do not.
-    assert res["rows"][2]["activity_sparsity"]["mean"] == 0
+    # The dense GRU updates (nearly) every unit every tick (its open gate is sigmoid(10), and a
+    # unit whose output does not change sends nothing); the EGRU layers do not.
+    assert res["rows"][2]["activity_sparsity"]["mean"] < 1e-3
     assert res["rows"][1]["backward_sparsity"]["mean"] is not None
     assert res["rows"][0]["backward_sparsity"]["mean"] is None  # exact adjoint: not defined
 
