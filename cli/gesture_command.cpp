@@ -57,13 +57,14 @@ double seconds_since(Clock::time_point t) {
 // egret.Network.load_checkpoint rebuilds it) and the job in its "task" section, which
 // `egret classify` reads to prepare a recording the same way.
 std::string checkpoint_configuration(const GestureModel& m, const std::string& dataset,
-                                     std::uint64_t seed, int epochs) {
+                                     std::uint64_t seed, int epochs, Precision precision) {
   const GesturePipeline& p = m.pipeline;
   nlohmann::json cfg;
   cfg["input_channels"] = gesture_channels(p);
   cfg["layers"] = nlohmann::json::parse(m.layers_json);
   cfg["readout_classes"] = 11;
   cfg["seed"] = seed;
+  cfg["precision"] = precision_name(precision);  // the precision it was trained in
   cfg["simulation"] = {{"dense_step", m.dense_step_ms}};
   nlohmann::json task = p.to_task_json();
   task["name"] = "dvs_gesture";
@@ -93,7 +94,8 @@ GestureRun train_one(const GestureJob& job, const GestureModel& model, std::uint
                      const GestureData& data, const std::string& dir,
                      const std::string& command_line) {
   const int epochs = job.epochs > 0 ? job.epochs : model.epochs;
-  const std::string config_text = checkpoint_configuration(model, job.data_dir, seed, epochs);
+  const std::string config_text =
+      checkpoint_configuration(model, job.data_dir, seed, epochs, job.precision);
   const NetworkConfig ncfg =
       parse_network_config(config_text, "the " + model.name + " model", {"task"});
   const std::vector<Sample<Scalar>> test = cast_samples<Scalar>(prepare(data.test, model.pipeline));

@@ -46,8 +46,10 @@ def test_main_job_table_checkpoints_and_figure_agree(egret_bin, root, tmp_path):
     for run_ in res["runs"]:
         ckpt = out / run_["model"] / f"seed{run_['seed']}" / "checkpoint.h5"
         net = egret.Network.load_checkpoint(str(ckpt))
-        task = json.loads(net.config)["task"]
+        config = json.loads(net.config)
+        task = config["task"]
         assert task["name"] == "dvs_gesture" and task["model"] == run_["model"]
+        assert config["precision"] == "float" and config["seed"] == run_["seed"]
         assert (task["bin_us"], task["coalesce"]) == ((5000, "sum") if run_["model"] == "egret"
                                                       else (25000, "binary"))
         samples, labels = held_out_samples(root, task)
