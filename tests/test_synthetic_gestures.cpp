@@ -2,8 +2,8 @@
 // dataset: deterministic per seed, readable by the dataset loader, plausible DVS statistics.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
