@@ -2,8 +2,10 @@
 #include "camera/formats/camera_readers.hpp"
 
 #include <fstream>
+#include <stdexcept>
 
 #include "camera/formats/camera_block_reader.hpp"
+#include "io/event_csv.hpp"
 
 namespace egret {
 
@@ -28,6 +30,32 @@ CameraFileInfo read_nmnist_bin(const std::string& path, const CameraEventSink& s
   }
   out.flush();
   return info;
+}
+
+void write_nmnist_bin(const std::string& path, const std::vector<CameraEvent>& events,
+                      SensorSize sensor) {
+  if (sensor.width <= 0 || sensor.height <= 0 || sensor.width > 256 || sensor.height > 256)
+    throw std::invalid_argument(path +
+                                ": write_nmnist_bin: the format holds sensors up to 256x256");
+  std::string bytes;
+  bytes.reserve(events.size() * 5);
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const CameraEvent& e = events[i];
+    if (e.t < last || e.t >= (std::int64_t{1} << 23) || e.x >= sensor.width ||
+        e.y >= sensor.height || e.p > 1)
+      throw std::invalid_argument(path + ": write_nmnist_bin: event " + std::to_string(i) + " (t " +
+                                  std::to_string(e.t) + " us, x " + std::to_string(e.x) + ", y " +
+                                  std::to_string(e.y) +
+                                  ") is unsorted, outside [0, 2^23) us or outside the sensor");
+    last = e.t;
+    bytes.push_back(static_cast<char>(e.x));
+    bytes.push_back(static_cast<char>(e.y));
+    bytes.push_back(static_cast<char>((e.p << 7) | ((e.t >> 16) & 0x7F)));
+    bytes.push_back(static_cast<char>((e.t >> 8) & 0xFF));
+    bytes.push_back(static_cast<char>(e.t & 0xFF));
+  }
+  write_file_atomically(path, bytes);
 }
 
 std::string detect_camera_format(const std::string& path) {

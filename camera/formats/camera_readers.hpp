@@ -84,4 +84,11 @@ void write_evt3(const std::string& path, const std::vector<CameraEvent>& events,
 void write_aedat31(const std::string& path, const std::vector<CameraEvent>& events,
                    SensorSize sensor = {128, 128}, std::size_t packet_events = 4096);
 
+// N-MNIST .bin writer (5 bytes per event: x, y, polarity bit and a 23-bit time in us, big-endian;
+// the layout read_nmnist_bin reads). Refuses what the format cannot hold: coordinates beyond
+// 255 or outside `sensor`, times outside [0, 2^23) us or not sorted. Written to a temporary name
+// and renamed.
+void write_nmnist_bin(const std::string& path, const std::vector<CameraEvent>& events,
+                      SensorSize sensor = {34, 34});
+
 }  // namespace egret

@@ -60,6 +60,7 @@ from ._egret import (  # noqa: F401
     write_aedat31,
     write_evt3,
     write_synthetic_gesture_dataset,
+    write_saccade_dataset,
 )
 
 __version__ = "0.1.0"
@@ -145,4 +146,5 @@ __all__ = [
     "write_aedat31",
     "write_evt3",
     "write_synthetic_gesture_dataset",
+    "write_saccade_dataset",
 ]

@@ -119,6 +119,9 @@ def write_synthetic_gesture_dataset(directory: str, *, train_users: int = 23, te
                                     gesture_us: float = 1.5e6, gap_us: float = 0.3e6,
                                     frame_us: float = 2000, threads: int = 0,
                                     seed: int = 1) -> Dict[str, int]: ...
+def write_saccade_dataset(directory: str, split: str, images: np.ndarray, labels: Sequence[int], *,
+                          saccade_us: float = 100000.0, amplitude_px: float = 3.0,
+                          seed: int = 1) -> Dict[str, int]: ...
 def emulate_events_from_frames(images_txt: str, *, threshold: float = 0.2,
                                threshold_spread: float = 0.15, refractory_us: float = 500,
                                leak_rate_hz: float = 0.1, shot_noise_rate_hz: float = 0.5,

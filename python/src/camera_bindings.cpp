@@ -12,6 +12,7 @@
 
 #include "camera/camera_transforms.hpp"
 #include "camera/datasets/dvs_gesture.hpp"
+#include "camera/datasets/saccade_images.hpp"
 #include "camera/datasets/synthetic_gesture_dataset.hpp"
 #include "camera/formats/camera_readers.hpp"
 #include "camera/formats/frame_files.hpp"
@@ -318,6 +319,47 @@ void bind_gesture_datasets(py::module_& m) {
       "`lightings`); returns {trials, events}. The files do not depend on `threads`.");
 }
 
+// Still images moved in saccades in front of the sensor model (N-MNIST's recording).
+void bind_saccade_images(py::module_& m) {
+  auto config = [](double saccade_us, double amplitude_px, std::uint64_t seed) {
+    SaccadeConfig c;
+    c.saccade_us = saccade_us;
+    c.amplitude_px = amplitude_px;
+    c.seed = seed;
+    return c;
+  };
+  auto image_bytes = [](const py::array& a, std::size_t count) {
+    const auto img = py::array_t<std::uint8_t, py::array::c_style>::ensure(a);
+    if (!img || img.ndim() != 3 || img.shape(0) != static_cast<py::ssize_t>(count) ||
+        img.shape(1) != 28 || img.shape(2) != 28)
+      throw std::invalid_argument(
+          "write_saccade_dataset: images must be uint8 of shape (len(labels), 28, 28)");
+    return std::vector<std::uint8_t>(img.data(), img.data() + img.size());
+  };
+  m.def(
+      "write_saccade_dataset",
+      [config, image_bytes](const std::string& dir, const std::string& split,
+                            const py::array& images, const std::vector<int>& labels,
+                            double saccade_us, double amplitude_px, std::uint64_t seed) {
+        const std::vector<std::uint8_t> bytes = image_bytes(images, labels.size());
+        SaccadeDatasetSummary s;
+        {
+          py::gil_scoped_release release;
+          s = write_saccade_dataset(dir, split, bytes, labels,
+                                    config(saccade_us, amplitude_px, seed));
+        }
+        py::dict d;
+        d["samples"] = s.samples;
+        d["events"] = s.events;
+        return d;
+      },
+      py::arg("directory"), py::arg("split"), py::arg("images"), py::arg("labels"), py::kw_only(),
+      py::arg("saccade_us") = 100000.0, py::arg("amplitude_px") = 3.0, py::arg("seed") = 1,
+      "Write 28x28 uint8 images (e.g. Fashion-MNIST) as N-MNIST-style recordings: three "
+      "saccades of the sensor model over each still image, <directory>/<split>/<label>/<i>.bin "
+      "(read them with read_events). Returns {samples, events}.");
+}
+
 }  // namespace
 
 void bind_camera(py::module_& m) {
@@ -327,6 +369,7 @@ void bind_camera(py::module_& m) {
   bind_event_transforms(m);
   bind_engine_input(m);
   bind_gesture_datasets(m);
+  bind_saccade_images(m);
 }
 
 }  // namespace egret::python

@@ -130,3 +130,45 @@ def test_camera_errors():
         egret.to_input(ev, (40, 30), 5000, coalesce="max")
     with pytest.raises(ValueError, match="factor must be in"):
         egret.downsample(ev, (40, 30), 2.0)
+
+
+def fashion_mnist(count):
+    """The first `count` test images and labels of Debian's dataset-fashion-mnist (IDX, gzip)."""
+    import gzip
+    root = "/usr/share/datasets/fashion-mnist"
+    with gzip.open(f"{root}/t10k-images-idx3-ubyte.gz", "rb") as f:
+        images = np.frombuffer(f.read(), dtype=np.uint8, offset=16).reshape(-1, 28, 28)
+    with gzip.open(f"{root}/t10k-labels-idx1-ubyte.gz", "rb") as f:
+        labels = np.frombuffer(f.read(), dtype=np.uint8, offset=8)
+    return images[:count].copy(), [int(x) for x in labels[:count]]
+
+
+def test_fashion_mnist_in_saccades_reads_as_nmnist(tmp_path):
+    """Real Fashion-MNIST images moved in N-MNIST's three saccades: N-MNIST's layout and format,
+    read back by the same reader and transforms as any recording; an image sends ten times or more
+    the events of a blank screen's noise."""
+    images, labels = fashion_mnist(12)
+    s = egret.write_saccade_dataset(str(tmp_path), "Test", images, labels, seed=2)
+    assert s["samples"] == 12
+    total = 0
+    for i, label in enumerate(labels):
+        path = tmp_path / "Test" / str(label) / f"{i:05d}.bin"
+        ev, size = egret.read_events(str(path))
+        assert size == (34, 34)
+        assert len(ev) > 3000, (i, len(ev))  # 6,000-16,000 for these 12 images
+        assert ev["t"].min() >= 0 and ev["t"].max() <= 300_000
+        assert 0.3 < ev["p"].mean() < 0.7  # edges pass both ways over three saccades
+        total += len(ev)
+        t, ch, val, channels = egret.to_input(ev, size, 10_000)
+        assert channels == 34 * 34 * 2 and val.sum() == len(ev)
+    assert total == s["events"]
+    blank = np.zeros((1, 28, 28), np.uint8)
+    egret.write_saccade_dataset(str(tmp_path / "blank"), "Test", blank, [0], seed=2)
+    ev, _ = egret.read_events(str(tmp_path / "blank" / "Test" / "0" / "00000.bin"))
+    # Shot noise only: 0.2 Hz per pixel, times 1 / (0.1 + 0.1) = 5 on the black screen, over
+    # 34 x 34 pixels and 0.3 s: 347 expected (Poisson, sd 19).
+    assert 270 < len(ev) < 425
+    with pytest.raises(ValueError, match="uint8 of shape"):
+        egret.write_saccade_dataset(str(tmp_path / "x"), "Test", images[:, :27], labels)
+    with pytest.raises(ValueError, match="outside 0-9"):
+        egret.write_saccade_dataset(str(tmp_path / "x"), "Test", images[:1], [10])
