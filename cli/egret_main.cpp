@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -107,6 +108,33 @@ usage:
   egret --version
 )";
 
+// One command's part of kUsage: its "  egret <command>" lines and their description, up to the
+// next command (gesture's line reads "egret [gesture]"); plus the --precision note for commands
+// that take it. Empty for an unknown command.
+std::string command_usage(const std::string& command) {
+  std::istringstream in(kUsage);
+  std::string line, block, precision;
+  bool inside = false, in_precision = false;
+  const std::string head = "  egret " + command, gesture_head = "  egret [gesture]";
+  auto starts = [&line](const std::string& h) {
+    return line.rfind(h, 0) == 0 && (line.size() == h.size() || line[h.size()] == ' ');
+  };
+  while (std::getline(in, line)) {
+    const bool command_line = line.rfind("  egret ", 0) == 0;
+    if (line.rfind("  --precision", 0) == 0)
+      in_precision = true;
+    else if (command_line)
+      in_precision = false;
+    if (in_precision) precision += line + "\n";
+    if (command_line || in_precision)
+      inside = starts(head) || (command == "gesture" && starts(gesture_head));
+    if (inside && !in_precision) block += line + "\n";
+  }
+  if (block.empty()) return "";
+  if (block.find("--precision") != std::string::npos) block += precision;
+  return "usage:\n" + block;
+}
+
 // Options take a value; `flags` (e.g. --full) stand alone and are stored with the value "1".
 egret::cli::Args parse_args(int argc, char** argv, const std::vector<std::string>& known_options,
                             const std::vector<std::string>& flags) {
@@ -197,6 +225,16 @@ int main(int argc, char** argv) {
       std::cout << kUsage;
       return 0;
     }
+    // `egret COMMAND --help` (or -h, anywhere after the command): that command's usage.
+    for (int i = 2; argc >= 2 && argv[1][0] != '-' && i < argc; ++i)
+      if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+        const std::string usage = command_usage(argv[1]);
+        if (usage.empty())
+          throw std::invalid_argument("unknown command '" + std::string(argv[1]) +
+                                      "' (see egret --help)");
+        std::cout << usage;
+        return 0;
+      }
     if (argc >= 2 && std::string(argv[1]) == "--version") {
       std::cout << "egret " << EGRET_VERSION << "\n";
       return 0;

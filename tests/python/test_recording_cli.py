@@ -357,3 +357,30 @@ def test_help_names_every_camera_format_and_the_new_commands(egret_bin):
                    "--pooling", "--bin-us", "--denoise-us", "--coalesce sum|binary"):
         assert option in text, option
     assert "any cell family with a backward pass" in text
+
+
+def test_every_command_has_its_own_help(egret_bin):
+    """`egret COMMAND --help` and `-h` print that command's part of the usage (and nothing of the
+    others), exit 0 and do no work; an unknown command is named."""
+    whole = run([egret_bin, "--help"]).stdout
+    commands = ["gesture", "demo", "simulate", "classify", "emulate", "inspect", "estimate",
+                "train"]
+    for command in commands:
+        for flag in ("--help", "-h"):
+            r = run([egret_bin, command, flag])
+            assert r.returncode == 0, (command, flag, r.stderr)
+            lines = r.stdout.splitlines()
+            assert lines[0] == "usage:"
+            head = "  egret [gesture]" if command == "gesture" else f"  egret {command}"
+            assert lines[1].startswith(head), (command, lines[1])
+            for other in commands:
+                if other != command:
+                    assert f"  egret {other} " not in r.stdout, (command, other)
+            # Every line is one of the whole usage's.
+            assert all(line in whole.splitlines() for line in lines[1:]), command
+        assert ("--precision" in r.stdout) == ("[--precision P]" in r.stdout), command
+    # After other options too: the help, not the run (missing.json is never read).
+    r = run([egret_bin, "train", "--config", "missing.json", "--help"])
+    assert r.returncode == 0 and "egret train --config" in r.stdout
+    r = run([egret_bin, "bogus", "--help"])
+    assert r.returncode == 1 and "unknown command 'bogus'" in r.stderr
