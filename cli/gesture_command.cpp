@@ -60,7 +60,7 @@ std::string checkpoint_configuration(const GestureModel& m, const std::string& d
                                      std::uint64_t seed, int epochs, Precision precision) {
   const GesturePipeline& p = m.pipeline;
   nlohmann::json cfg;
-  cfg["input_channels"] = gesture_channels(p);
+  cfg["input_channels"] = p.input_channels({128, 128});  // the DVS128, pooled
   cfg["layers"] = nlohmann::json::parse(m.layers_json);
   cfg["readout_classes"] = 11;
   cfg["seed"] = seed;
@@ -99,7 +99,10 @@ GestureRun train_one(const GestureJob& job, const GestureModel& model, std::uint
   const NetworkConfig ncfg =
       parse_network_config(config_text, "the " + model.name + " model", {"task"});
   const std::vector<Sample<Scalar>> test = cast_samples<Scalar>(prepare(data.test, model.pipeline));
-  std::vector<Sample<Scalar>> train = cast_samples<Scalar>(prepare(data.train, model.pipeline));
+  // With augmentation every epoch prepares its own view (before_epoch, below).
+  std::vector<Sample<Scalar>> train =
+      job.augmentation.enabled ? std::vector<Sample<Scalar>>(data.train.size())
+                               : cast_samples<Scalar>(prepare(data.train, model.pipeline));
   TrainConfig tc;
   tc.loss = LossKind::kSoftmaxCrossEntropy;
   tc.batch_size = model.batch_size;
@@ -256,6 +259,8 @@ GestureJob parse_job(const Options& o) {
   }
   if (o.count("--models")) {
     job.models = split_commas(o.at("--models"));
+    if (job.models.empty())
+      throw std::invalid_argument("--models: name at least one of egret, paper, dense_gru");
     for (const auto& m : job.models)
       if (m != "egret" && m != "paper" && m != "dense_gru")
         throw std::invalid_argument("--models: unknown model '" + m +
@@ -353,8 +358,9 @@ int run_gesture(const Options& options) {
   std::printf(
       "%zu training and %zu held-out gestures of %.1f s; %zu model(s) x %zu seed(s); "
       "augmentation %s (%.1f s)\n",
-      data.train.size(), data.test.size(), 1.5, models.size(), job.seeds.size(),
-      job.augmentation.enabled ? "on" : "off", seconds_since(t_start));
+      data.train.size(), data.test.size(),
+      static_cast<double>(models.front().pipeline.window_us) * 1e-6, models.size(),
+      job.seeds.size(), job.augmentation.enabled ? "on" : "off", seconds_since(t_start));
   const std::string command_line =
       options.count("command_line") ? options.at("command_line") : "egret";
   std::vector<GestureRun> runs;

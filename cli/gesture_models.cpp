@@ -91,11 +91,6 @@ std::vector<GestureModel> gesture_models(const GestureModelSizes& sizes,
   return {egret_model(sizes, egret_layer_json), paper_model(sizes), dense_gru_model(sizes)};
 }
 
-std::int64_t gesture_channels(const GesturePipeline& p) {
-  const auto side = static_cast<std::int64_t>(std::ceil(128 * p.pooling));
-  return side * side * 2;
-}
-
 SpatialAugmentation random_augmentation(const GestureAugmentation& a, std::mt19937_64& rng) {
   auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * detail::uniform01(rng); };
   SpatialAugmentation s;

@@ -66,7 +66,4 @@ Sample<double> gesture_sample(const GestureSample& gesture, const GesturePipelin
 
 SpatialAugmentation random_augmentation(const GestureAugmentation& a, std::mt19937_64& rng);
 
-// The channels a pipeline gives a 128x128 DVS: pooled pixels x 2 polarities.
-std::int64_t gesture_channels(const GesturePipeline& p);
-
 }  // namespace egret::cli

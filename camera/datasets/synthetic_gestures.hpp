@@ -202,12 +202,11 @@ inline Hands gesture_hands(int cls, double t, const GestureStyle& s, const Gestu
   const double tt = t - trial.onset_s, f = s.speed * trial.speed;
   const double amp = s.amplitude * trial.amplitude;
   const bool mirror = s.left_handed && (cls == 7 || cls == 8 || cls == 9 || cls == 10);
-  if (!mirror)
-    return gesture_hands_right_handed(cls, tt, cx, s.center_y, k, f, amp, trial.phase, trial.path);
-  // Mirror about the body's centre line: the right hand does what the left did.
-  const Hands m =
+  const Hands h =
       gesture_hands_right_handed(cls, tt, cx, s.center_y, k, f, amp, trial.phase, trial.path);
-  return {2 * cx - m.lx, m.ly, 2 * cx - m.rx, m.ry};
+  if (!mirror) return h;
+  // Mirror about the body's centre line: the right hand does what the left did.
+  return {2 * cx - h.lx, h.ly, 2 * cx - h.rx, h.ry};
 }
 
 // The user's room, lit by `light` (before the lamp's flicker and the drift).
