@@ -111,8 +111,12 @@ TEST(SaccadeImages, DatasetLayoutIsNmnistsAndDeterministic) {
     EXPECT_EQ(da, db) << f;
     EXPECT_EQ(egret::detect_camera_format((a / f).string()), "nmnist");
   }
-  EXPECT_THROW(egret::write_saccade_dataset(a.string(), "Train", images, {4, 10}, c),
+  // A bad label anywhere refuses the set before any file is written.
+  const fs::path refused = fs::path(::testing::TempDir()) / "egret_saccades_refused";
+  fs::remove_all(refused);
+  EXPECT_THROW(egret::write_saccade_dataset(refused.string(), "Train", images, {4, 10}, c),
                std::invalid_argument);
+  EXPECT_FALSE(fs::exists(refused / "Train" / "4"));
   EXPECT_THROW(egret::write_saccade_dataset(a.string(), "../x", images, {4, 9}, c),
                std::invalid_argument);
   EXPECT_THROW(egret::write_saccade_dataset(a.string(), "Train", images, {4}, c),

@@ -104,10 +104,12 @@ SaccadeDatasetSummary write_saccade_dataset(const std::string& dir, const std::s
   for (const char ch : split)
     split_salt = (split_salt ^ static_cast<unsigned char>(ch)) * 0x100000001b3ull;
   split_salt &= 0xFFFFFFFFu;
-  for (std::size_t i = 0; i < labels.size(); ++i) {
+  // Every label checked before the first file: a refused set leaves no files behind.
+  for (std::size_t i = 0; i < labels.size(); ++i)
     if (labels[i] < 0 || labels[i] > 9)
       throw std::invalid_argument("saccade images: label " + std::to_string(labels[i]) +
                                   " of image " + std::to_string(i) + " is outside 0-9");
+  for (std::size_t i = 0; i < labels.size(); ++i) {
     const std::vector<std::uint8_t> img(
         images.begin() + static_cast<std::ptrdiff_t>(i * per),
         images.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
