@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/interrupt.hpp"
 #include "sim/precision_cast.hpp"
 
 namespace {
@@ -30,6 +31,7 @@ usage:
                   [--units N] [--frame-units N] [--users TRAIN,TEST] [--lightings-per-user L]
                   [--augment on|off] [--layer LAYER.json] [--state-regularizer W]
                   [--activity-regularizer W,HZ]
+  egret [gesture] --resume DIR [--threads T]
       The main job: DVS gesture classification, the EGRU paper's Table 1 analog. Generates the
       synthetic DVS128 Gesture-style set (users 01-23 train, 24-29 held out, 2 lighting
       conditions each; not the real data; --full: all 5 conditions and larger models) if
@@ -43,6 +45,9 @@ usage:
       per model and seed checkpoint.h5, trace.h5, training_log.csv to out/dvs_gesture.
       --layer: the egret model's layer (default examples/networks/dvs_gesture_layer.json);
       --state-regularizer W, --activity-regularizer W,HZ: the egret model's regularisers.
+      Ctrl-C (or SIGTERM) keeps the finished runs and the running one's last complete epoch
+      (exit status 130/143); --resume DIR goes on with the options in DIR/job.json and ends
+      with the results of a job that never stopped.
   egret demo [--samples S] [--threads T] [--end-time MS] [--precision P]
       A two-layer continuous-time EGRU (32 input channels, 64 and 32 units) on a synthetic
       sweeping event stream, S samples (default 8) in parallel: events per layer, activity,
@@ -100,7 +105,9 @@ usage:
       discrete_egru, lif, bmru, surnn, sugru, su_snn, ds_gru and spiking_gated with BPTT;
       examples/delay_copy*.json, one per family); prints progress, writes a checkpoint, the
       training log, the held-out trace and the data for the figure
-      (scripts/plot_delay_copy.py); --resume continues from a checkpoint.
+      (scripts/plot_delay_copy.py). A checkpoint is written every output.checkpoint_every
+      epochs (default 1) and on Ctrl-C or SIGTERM (the last complete epoch; exit status
+      130/143); --resume continues from it bit for bit.
   --precision float|double: the scalar of the run (default: the configuration's "precision",
       float if absent; the main job: float). Double is for verification; files written hold
       float64 either way.
@@ -301,6 +308,8 @@ int main(int argc, char** argv) {
     if (args.command == "emulate") return egret::cli::run_emulate(args);
     if (args.command == "train") return egret::cli::run_train(with_command_line());
     throw std::invalid_argument("unknown command '" + args.command + "' (see egret --help)");
+  } catch (const egret::cli::Interrupted& e) {  // saved and explained: the usual exit status
+    return 128 + e.signal;
   } catch (const std::exception& e) {
     std::cerr << "egret: error: " << e.what() << "\n";
     return 1;
