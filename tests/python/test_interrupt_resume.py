@@ -181,24 +181,12 @@ def test_resume_of_the_other_kind_says_what_to_run(egret_bin, root, tmp_path):
     assert r.returncode == 0 and "finished before the interruption" in r.stdout
 
 
-def test_python_example_interrupted_at_a_random_epoch_resumes_bit_for_bit(root, tmp_path):
-    """examples/python/delay_copy.py (egret.torch + torch.optim.Adam): the same contract with
-    egret.torch.InterruptibleTraining and training_state.pt."""
-    import os
-    import sys
+def interrupt_example_and_resume(example, epoch, tmp_path, env, context):
+    """Runs a Python example into tmp_path/cut, SIGINT once its training_state.pt holds `epoch`
+    (or later), checks the message and resumes as told."""
     import time
 
     import torch
-
-    from conftest import BUILD
-    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
-    example = [sys.executable, root / "examples" / "python" / "delay_copy.py", "--no-plot",
-               "--epochs", "40"]
-    whole = run([*example, "--out", tmp_path / "whole"], env=env, cwd=tmp_path)
-    assert whole.returncode == 0, whole.stderr[-2000:]
-
-    epoch = random.Random(SEED + 2).randint(1, 25)
-    context = f"seed {SEED}: SIGINT after epoch {epoch}"
     state = tmp_path / "cut" / "training_state.pt"
     p = subprocess.Popen([str(a) for a in example] + ["--out", str(tmp_path / "cut")], env=env,
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -220,6 +208,26 @@ def test_python_example_interrupted_at_a_random_epoch_resumes_bit_for_bit(root, 
     assert r.returncode == 0, (context, r.stderr[-2000:])
     assert f"resuming from {state} after epoch {m.group(3)}" in r.stdout
 
+
+def test_python_example_interrupted_at_a_random_epoch_resumes_bit_for_bit(root, tmp_path):
+    """examples/python/delay_copy.py (egret.torch + torch.optim.Adam): the same contract with
+    egret.torch.InterruptibleTraining and training_state.pt."""
+    import os
+    import sys
+
+    import torch
+
+    from conftest import BUILD
+    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
+    example = [sys.executable, root / "examples" / "python" / "delay_copy.py", "--no-plot",
+               "--epochs", "40"]
+    whole = run([*example, "--out", tmp_path / "whole"], env=env, cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr[-2000:]
+
+    epoch = random.Random(SEED + 2).randint(1, 25)
+    context = f"seed {SEED}: SIGINT after epoch {epoch}"
+    interrupt_example_and_resume(example, epoch, tmp_path, env, context)
+
     def values(d):
         with h5py.File(d / "checkpoint.h5", "r") as f:
             return f["training"]["values"][()]
@@ -231,3 +239,29 @@ def test_python_example_interrupted_at_a_random_epoch_resumes_bit_for_bit(root, 
             for d in (tmp_path / "whole", tmp_path / "cut"))
     assert a.keys() == b.keys() and all(torch.equal(a[k]["exp_avg_sq"], b[k]["exp_avg_sq"])
                                         for k in a), context
+
+
+def test_python_gesture_example_interrupted_resumes_bit_for_bit(root, tmp_path):
+    """examples/python/dvs_gesture.py likewise (its log and final parameters), on a one-user
+    set."""
+    import os
+    import sys
+
+    import egret
+    from conftest import BUILD
+    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
+    data = tmp_path / "gestures"
+    egret.write_synthetic_gesture_dataset(str(data), train_users=1, test_users=1,
+                                          lightings=["led"], gesture_us=1.5e6)
+    example = [sys.executable, root / "examples" / "python" / "dvs_gesture.py", "--dataset",
+               data, "--epochs", "3", "--units", "16", "--batch-size", "4"]
+    whole = run([*example, "--out", tmp_path / "whole"], env=env, cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    epoch = random.Random(SEED + 3).randint(1, 2)
+    interrupt_example_and_resume(example, epoch, tmp_path, env, f"seed {SEED}: epoch {epoch}")
+    with h5py.File(tmp_path / "whole" / "checkpoint.h5", "r") as a, \
+            h5py.File(tmp_path / "cut" / "checkpoint.h5", "r") as b:
+        assert np.array_equal(a["training"]["values"][()], b["training"]["values"][()])
+    logs = [[row.split(",")[:-1] for row in (d / "training_log.csv").read_text().splitlines()]
+            for d in (tmp_path / "whole", tmp_path / "cut")]
+    assert logs[0] == logs[1] and len(logs[0]) == 4
