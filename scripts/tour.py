@@ -65,7 +65,8 @@ CHECKS = [
     (r"^build/egret train --resume out/delay_copy/checkpoint\.h5", [],
      [r"final held-out bitwise accuracy: 100\.0%"]),
     (r"^build/egret train --config examples/delay_copy_finite_windows\.json",
-     ["out/delay_copy_finite_windows/checkpoint.h5"], [r"final held-out bitwise accuracy: 100\.0%"]),
+     ["out/delay_copy_finite_windows/checkpoint.h5"],
+     [r"final held-out bitwise accuracy: 100\.0%"]),
     (r"^build/egret train --config examples/delay_copy_exp_kernel\.json",
      ["out/delay_copy_exp_kernel/checkpoint.h5"], [r"final held-out bitwise accuracy: 100\.0%"]),
     (r"^import egret", [], []),  # the Python block: it prints nothing; its exit status counts
