@@ -222,7 +222,14 @@ std::string dataset_directory(GestureJob& job, Clock::time_point t_start) {
       job.synthetic.lightings_per_user);
   std::fflush(stdout);
   job.synthetic.threads = job.threads;
-  const auto s = write_synthetic_gesture_dataset(dir, job.synthetic);
+  // A line every 10 s or so: the set takes about a minute on 2 cores.
+  auto last_line = Clock::now();
+  const auto s = write_synthetic_gesture_dataset(dir, job.synthetic, [&](int written, int total) {
+    if (written == total || seconds_since(last_line) < 10) return;
+    last_line = Clock::now();
+    std::printf("  %d of %d recordings, %.0f s\n", written, total, seconds_since(t_start));
+    std::fflush(stdout);
+  });
   std::printf("  %d recordings, %llu events, %.1f s\n", s.trials,
               static_cast<unsigned long long>(s.events), seconds_since(t_start));
   return dir;
