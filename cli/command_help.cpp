@@ -390,8 +390,9 @@ CommandHelp import_nir_help() {
       "  egret import-nir IN.nir NET.json [--dt MS]\n",
       "Write the network configuration that runs a NIR graph (written by egret, Norse, snnTorch, "
       "Rockpool, ...): a chain of layers of LIF, CubaLIF, IF, LI, CubaLI, I nodes (or an LI and "
-      "a Threshold) fed by Affine, Linear or Scale weights, recurrent edges, Flatten and nested "
-      "graphs. Each node's equations are solved exactly over each tick with its input held over "
+      "a Threshold) fed by Affine, Linear or Scale weights, recurrent edges, SumPool2d on the "
+      "input, Flatten and nested graphs. Each node's equations are solved exactly over each tick "
+      "with its input held over "
       "the tick; a recurrent edge carries the previous tick's output. Another node (a Delay, "
       "a convolution, ...) is refused, naming it and its place in the file (docs/nir.md).",
       {

@@ -18,7 +18,7 @@ const std::set<std::string>& neuron_types() {
   return s;
 }
 const std::set<std::string>& weight_types() {
-  static const std::set<std::string> s = {"Affine", "Linear", "Scale"};
+  static const std::set<std::string> s = {"Affine", "Linear", "Scale", "SumPool2d"};
   return s;
 }
 
@@ -78,7 +78,8 @@ void check_types(const Graph& g) {
       refuse(g, name,
              "egret cannot run a " + t +
                  " node (it runs Input, Output, Affine, Linear, Scale, LIF, CubaLIF, IF, LI, "
-                 "CubaLI, I, a Threshold after an LI, Flatten and nested graphs)");
+                 "CubaLI, I, a Threshold after an LI, SumPool2d on the Input, Flatten and nested "
+                 "graphs)");
     refuse(g, name, "'" + t + "' is not a NIR node type (known: " + node_type_names() + ")");
   }
 }
@@ -124,39 +125,156 @@ std::string shape_of(const Eigen::MatrixXd& m) {
   return std::to_string(m.rows()) + " x " + std::to_string(m.cols());
 }
 
-// The weights of `node` (or a plain edge: node empty) from a source of `inputs` channels into
-// `units` units.
-Contribution contribution(const Graph& g, const std::string& node, const std::string& source,
-                          Eigen::Index units, Eigen::Index inputs) {
-  Contribution c;
-  c.node = node.empty() ? source : node;
-  c.bias = Eigen::VectorXd::Zero(units);
-  const Node* n = node.empty() ? nullptr : g.find(node);
-  c.type = n ? n->type : "";
-  const auto fits = [&](Eigen::Index rows, Eigen::Index cols) {
-    if (rows != units || cols != inputs)
-      refuse(g, c.node,
-             (n ? "its weights are " : "a plain edge is ") + std::to_string(rows) + " x " +
-                 std::to_string(cols) + ", but it connects " + std::to_string(inputs) +
-                 " values to " + std::to_string(units) + " units");
+// The most weights one layer may have (2^24: 128 MB in double).
+constexpr Eigen::Index kMaxWeights = Eigen::Index{1} << 24;
+
+// SumPool2d on the Input node's [channels, height, width]: each output (c, i, j) sums the inputs
+// (c, i s_h - p_h + a, j s_w - p_w + b), 0 <= a < k_h, 0 <= b < k_w, inside the image.
+struct Pooling {
+  Eigen::Index channels = 0, height = 0, width = 0, out_h = 0, out_w = 0;
+  Eigen::Index k[2] = {0, 0}, stride[2] = {0, 0}, pad[2] = {0, 0};
+  Eigen::Index outputs() const { return channels * out_h * out_w; }
+  Eigen::Index inputs() const { return channels * height * width; }
+};
+
+Pooling pooling_of(const Graph& g, const std::string& name, const Node& input) {
+  const Node& n = *g.find(name);
+  const Array& shape = input.at("shape");
+  if (shape.size() != 3)
+    refuse(g, name,
+           "egret runs a SumPool2d only on the Input node's [channels, height, width] (a "
+           "camera's polarities and pixels); this Input has " +
+               std::to_string(shape.size()) + " dimensions");
+  Pooling p;
+  p.channels = static_cast<Eigen::Index>(shape.values[0]);
+  p.height = static_cast<Eigen::Index>(shape.values[1]);
+  p.width = static_cast<Eigen::Index>(shape.values[2]);
+  const auto pair = [&](const char* field, Eigen::Index* out, double minimum) {
+    const Array& a = n.at(field);
+    if (a.size() != 1 && a.size() != 2)
+      refuse(g, name, std::string("'") + field + "' is not one or two integers");
+    for (std::size_t i = 0; i < 2; ++i) {
+      const double v = a.values[a.size() == 1 ? 0 : i];
+      if (v != std::floor(v) || v < minimum || v > 65536)
+        refuse(g, name, std::string("'") + field + "' holds " + std::to_string(v));
+      out[i] = static_cast<Eigen::Index>(v);
+    }
   };
-  if (!n || n->type == "Scale") {
-    const Eigen::Index size = n ? static_cast<Eigen::Index>(n->at("scale").size()) : inputs;
-    fits(size, size);
-    c.weight = Eigen::MatrixXd::Zero(units, inputs);
-    for (Eigen::Index i = 0; i < units; ++i)
-      c.weight(i, i) = n ? n->at("scale").values[static_cast<std::size_t>(i)] : 1.0;
-    return c;
+  pair("kernel_size", p.k, 1);
+  pair("stride", p.stride, 1);
+  pair("padding", p.pad, 0);
+  p.out_h = (p.height + 2 * p.pad[0] - p.k[0]) / p.stride[0] + 1;
+  p.out_w = (p.width + 2 * p.pad[1] - p.k[1]) / p.stride[1] + 1;
+  if (p.out_h < 1 || p.out_w < 1 || p.pad[0] >= p.k[0] || p.pad[1] >= p.k[1])
+    refuse(g, name, "its kernel, stride and padding leave no output of the Input's image");
+  return p;
+}
+
+// m (rows x outputs) times the pooling (outputs x inputs): each input column gathers the
+// columns of the outputs whose window holds it.
+Eigen::MatrixXd pooled(const Eigen::MatrixXd& m, const Pooling& p) {
+  Eigen::MatrixXd out = Eigen::MatrixXd::Zero(m.rows(), p.inputs());
+  for (Eigen::Index c = 0; c < p.channels; ++c)
+    for (Eigen::Index i = 0; i < p.out_h; ++i)
+      for (Eigen::Index j = 0; j < p.out_w; ++j) {
+        const Eigen::Index o = (c * p.out_h + i) * p.out_w + j;
+        for (Eigen::Index a = 0; a < p.k[0]; ++a)
+          for (Eigen::Index b = 0; b < p.k[1]; ++b) {
+            const Eigen::Index y = i * p.stride[0] - p.pad[0] + a;
+            const Eigen::Index x = j * p.stride[1] - p.pad[1] + b;
+            if (y >= 0 && y < p.height && x >= 0 && x < p.width)
+              out.col((c * p.height + y) * p.width + x) += m.col(o);
+          }
+      }
+  return out;
+}
+
+// The node's own weights and bias: Affine, Linear (bias 0), Scale (diagonal).
+Eigen::MatrixXd node_weights(const Node& n, Eigen::VectorXd& bias) {
+  if (n.type == "Scale") {
+    const Eigen::Index size = static_cast<Eigen::Index>(n.at("scale").size());
+    bias = Eigen::VectorXd::Zero(size);
+    return Eigen::Map<const Eigen::VectorXd>(n.at("scale").values.data(), size).asDiagonal();
   }
-  const Array& w = n->at("weight");
-  fits(static_cast<Eigen::Index>(w.shape[0]), static_cast<Eigen::Index>(w.shape[1]));
-  c.weight.resize(units, inputs);
-  for (Eigen::Index i = 0; i < units; ++i)
-    for (Eigen::Index j = 0; j < inputs; ++j)
-      c.weight(i, j) = w.values[static_cast<std::size_t>(i * inputs + j)];
-  if (n->type == "Affine")
-    for (Eigen::Index i = 0; i < units; ++i)
-      c.bias[i] = n->at("bias").values[static_cast<std::size_t>(i)];
+  const Array& w = n.at("weight");
+  const auto rows = static_cast<Eigen::Index>(w.shape[0]),
+             cols = static_cast<Eigen::Index>(w.shape[1]);
+  Eigen::MatrixXd m(rows, cols);
+  for (Eigen::Index i = 0; i < rows; ++i)
+    for (Eigen::Index j = 0; j < cols; ++j)
+      m(i, j) = w.values[static_cast<std::size_t>(i * cols + j)];
+  bias = n.type == "Affine"
+             ? Eigen::Map<const Eigen::VectorXd>(n.at("bias").values.data(), rows).eval()
+             : Eigen::VectorXd::Zero(rows);
+  return m;
+}
+
+std::string path_text(const std::vector<std::string>& path) {
+  std::string s;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) s += (s.empty() ? "" : " -> ") + *it;
+  return s;
+}
+
+// The weights of a path of weight nodes (nearest the target first; empty: a plain edge) from a
+// source of `inputs` values into `units` units, composed: y = W_1 (W_2 (... x) + b_2) + b_1.
+// One node's weights are copied as they are (bit for bit).
+Contribution contribution(const Graph& g, const std::vector<std::string>& path,
+                          const std::string& source, Eigen::Index units, Eigen::Index inputs,
+                          const std::string& input) {
+  Contribution c;
+  c.node = path.empty() ? source : path.front();
+  if (units * inputs > kMaxWeights)
+    refuse(g, c.node,
+           "it connects " + std::to_string(inputs) + " values to " + std::to_string(units) +
+               " units: more than 2^24 weights in one layer");
+  c.type = path.empty() ? "" : path.size() == 1 ? g.find(path.front())->type : "composite";
+  Eigen::MatrixXd m = Eigen::MatrixXd::Identity(units, units);
+  Eigen::VectorXd bias = Eigen::VectorXd::Zero(units);
+  const std::string what = path.size() > 1 ? "the weights " + path_text(path) + " compose to "
+                           : path.empty()  ? std::string("a plain edge is ")
+                                           : std::string("its weights are ");
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const Node& n = *g.find(path[i]);
+    if (n.type == "SumPool2d") {
+      if (i + 1 != path.size() || source != input)
+        refuse(g, path[i], "egret runs a SumPool2d only right after the Input node");
+      const Pooling p = pooling_of(g, path[i], *g.find(input));
+      if (m.cols() != p.outputs())
+        refuse(g, path[i],
+               "it gives " + std::to_string(p.outputs()) + " values, but " +
+                   std::to_string(m.cols()) + " are read from it");
+      if (m.rows() * p.inputs() > kMaxWeights)
+        refuse(g, path[i], "the layer's weights would exceed 2^24 entries");
+      m = pooled(m, p);
+      continue;
+    }
+    Eigen::VectorXd b;
+    const Eigen::MatrixXd w = node_weights(n, b);
+    if (i == 0) {
+      m = w;
+      bias = b;
+      c.has_bias = n.type == "Affine";
+      continue;
+    }
+    if (m.cols() != w.rows())
+      refuse(g, path[i],
+             "it gives " + std::to_string(w.rows()) + " values, but " + std::to_string(m.cols()) +
+                 " are read from it");
+    if (m.rows() * w.cols() > kMaxWeights)
+      refuse(g, path[i], "the layer's weights would exceed 2^24 entries");
+    if (n.type == "Affine") {
+      bias += m * b;
+      c.has_bias = true;
+    }
+    m = m * w;
+  }
+  if (m.rows() != units || m.cols() != inputs)
+    refuse(g, c.node,
+           what + std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
+               ", but it connects " + std::to_string(inputs) + " values to " +
+               std::to_string(units) + " units");
+  c.weight = std::move(m);
+  c.bias = std::move(bias);
   return c;
 }
 
@@ -253,22 +371,32 @@ struct Builder {
                  "fed by weights from the layer below or from themselves)");
   }
 
+  // The weight nodes between `from` (a predecessor of `to`) and the source they read: a path
+  // of single-source, single-target weight nodes, nearest `to` first.
+  std::vector<std::string> weight_path(std::string from, std::string& source) {
+    std::vector<std::string> path;
+    while (w.is(from, weight_types())) {
+      if (w.preds(from).size() != 1 || w.succs(from).size() != 1)
+        refuse(w.g, from,
+               "weights with more than one source or target (egret's weights connect one layer "
+               "to one layer)");
+      if (path.size() >= 64) refuse(w.g, from, "more than 64 weight nodes in a row");
+      path.push_back(from);
+      w.explain(w.preds(from).front(), from);
+      from = w.preds(from).front();
+    }
+    source = from;
+    return path;
+  }
+
   void find_inputs(std::size_t index) {
     if (layers[index].extension) return find_extension_input(index);
     ChainLayer& l = layers[index];
     for (const auto& p : w.preds(l.neuron_name)) {
-      std::string source = p, weights;
-      if (w.is(p, weight_types())) {
-        weights = p;
-        if (w.preds(p).size() != 1 || w.succs(p).size() != 1)
-          refuse(w.g, p,
-                 "weights with more than one source or target (egret's weights connect "
-                 "one layer to one layer)");
-        source = w.preds(p).front();
-        w.explain(source, p);
-      }
+      std::string source;
+      const std::vector<std::string> path = weight_path(p, source);
       w.explain(p, l.neuron_name);
-      check_source(source, weights.empty() ? l.neuron_name : weights);
+      check_source(source, path.empty() ? l.neuron_name : path.back());
       const bool recurrent = source == l.output_name();
       if (!recurrent) {
         if (source_of.count(index) && source_of[index] != source)
@@ -280,7 +408,7 @@ struct Builder {
       }
       const Eigen::Index from = recurrent ? l.units : size_of(source);
       (recurrent ? l.recurrent : l.feedforward)
-          .push_back(contribution(w.g, weights, source, l.units, from));
+          .push_back(contribution(w.g, path, source, l.units, from, input));
     }
     if (!source_of.count(index))
       refuse(w.g, l.neuron_name, "it receives from no layer below and not from the Input node");
@@ -317,21 +445,22 @@ struct Builder {
       refuse(w.g, output,
              "it receives from " + std::to_string(preds.size()) +
                  " nodes; egret's Output is the last layer's (or its readout's)");
-    const std::string& p = preds.front();
+    std::string source;
+    const std::vector<std::string> path = weight_path(preds.front(), source);
+    if (source != last.output_name())
+      refuse(w.g, preds.front(),
+             "the Output node must receive the last layer's output, directly or through weights "
+             "(egret's readout)");
+    w.explain(preds.front(), output);
     std::optional<Contribution> out;
     Eigen::Index size = last.units;
-    if (p != last.output_name()) {
-      if (!w.is(p, {"Affine", "Linear"}) || w.preds(p).size() != 1 ||
-          w.preds(p).front() != last.output_name() || w.succs(p).size() != 1)
-        refuse(w.g, p,
-               "between the last layer and the Output node egret runs one Affine or Linear "
-               "(its readout) and nothing else");
-      const Array& weight = w.g.find(p)->at("weight");
-      size = static_cast<Eigen::Index>(weight.shape[0]);
-      out = contribution(w.g, p, last.output_name(), size, last.units);
-      w.explain(last.output_name(), p);
+    if (!path.empty()) {
+      Eigen::VectorXd unused;
+      const Node& front = *w.g.find(path.front());
+      if (front.type == "SumPool2d") refuse(w.g, path.front(), "a SumPool2d before the Output");
+      size = node_weights(front, unused).rows();
+      out = contribution(w.g, path, source, size, last.units, input);
     }
-    w.explain(p, output);
     double claimed = 1;
     for (double d : w.g.find(output)->at("shape").values) claimed *= d;
     if (claimed != static_cast<double>(size))
@@ -398,7 +527,7 @@ Eigen::VectorXd summed_bias(const ChainLayer& layer) {
   Eigen::VectorXd b;
   for (const auto* parts : {&layer.feedforward, &layer.recurrent})
     for (const auto& c : *parts) {
-      if (c.type != "Affine") continue;
+      if (!c.has_bias) continue;
       if (b.size() == 0)
         b = c.bias;
       else

@@ -1,12 +1,13 @@
 // The layers of a (flattened) NIR graph, as egret runs them (docs/nir.md, Import): a chain
 // from the Input node to the Output node in which every layer is one neuron node (LIF, CubaLIF,
-// IF, LI, CubaLI, I; or an LI followed by a Threshold) fed by weights (Affine, Linear, Scale, or
-// a plain edge) from the layer below, and optionally by weights from its own output (recurrent
-// edges: they carry the previous tick's output), and the last layer's output goes to the Output
-// node, directly or through one Affine / Linear (egret's readout). Anything else is refused
-// with the node named: other node types, branches, edges between layers that are not neighbours,
-// cycles without a neuron (an instantaneous loop). An egret extension node ("egret.<family>",
-// written by `egret export-nir --extension`) is a whole layer, fed by a plain edge.
+// IF, LI, CubaLI, I; or an LI followed by a Threshold) fed by weights from the layer below
+// (Affine, Linear, Scale, several of them in a row, composed; SumPool2d right after the Input;
+// or a plain edge), and optionally by weights from its own output (recurrent edges: they carry
+// the previous tick's output), and the last layer's output goes to the Output node, directly or
+// through weights (egret's readout). Anything else is refused with the node named: other node
+// types, branches, edges between layers that are not neighbours, cycles without a neuron (an
+// instantaneous loop). An egret extension node ("egret.<family>", written by
+// `egret export-nir --extension`) is a whole layer, fed by a plain edge.
 #pragma once
 
 #include <Eigen/Core>
@@ -21,11 +22,13 @@ namespace egret::nir {
 // What one weight node (or a plain edge) adds to a layer's input: weight (units x inputs) times
 // the source, plus bias.
 struct Contribution {
-  std::string node;  // the weight node, or the source of a plain edge
-  std::string type;  // "Affine", "Linear", "Scale", or "" (a plain edge: identity)
+  std::string node;  // the weight node (nearest the target), or the source of a plain edge
+  // "Affine", "Linear", "Scale", "SumPool2d", "composite" (several weight nodes in a row,
+  // composed), or "" (a plain edge: identity)
+  std::string type;
   Eigen::MatrixXd weight;
-  Eigen::VectorXd bias;  // zero for all but Affine
-  bool diagonal() const { return type == "Scale" || type.empty(); }
+  Eigen::VectorXd bias;   // zero without an Affine on the path
+  bool has_bias = false;  // an Affine on the path
 };
 
 struct ChainLayer {

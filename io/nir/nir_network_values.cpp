@@ -50,6 +50,13 @@ const Eigen::MatrixXd& LayerValues::param(const std::string& name) const {
   return it->second;
 }
 
+template <class Scalar>
+NetworkValues values_of_network(const NetworkConfig& cfg, const Network<Scalar>& net) {
+  return network_values::values_of(cfg, net);
+}
+template NetworkValues values_of_network(const NetworkConfig&, const Network<double>&);
+template NetworkValues values_of_network(const NetworkConfig&, const Network<float>&);
+
 NetworkValues values_of_config(const NetworkConfig& cfg) {
   return with_precision(cfg.precision, [&](auto scalar) {
     using Scalar = decltype(scalar);

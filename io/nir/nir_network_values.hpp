@@ -32,6 +32,9 @@ struct NetworkValues {
 };
 
 NetworkValues values_of_config(const NetworkConfig& cfg);
+// A built network (e.g. trained from Python) with the configuration it was built from.
+template <class Scalar>
+NetworkValues values_of_network(const NetworkConfig& cfg, const Network<Scalar>& net);
 // A network configuration file or an egret checkpoint (told apart by content).
 NetworkValues values_of_file(const std::string& path);
 

@@ -86,7 +86,8 @@ def estimate(trace: str, profile: str = "loihi_davies2018", write: bool = True) 
 def export_nir(network, path: str, extension: bool = False) -> None:
     """Write a network as a NIR graph (the Neuromorphic Intermediate Representation, HDF5).
 
-    ``network`` is a configuration (a dict, JSON text, or a file) or a checkpoint file. Each
+    ``network`` is an :class:`Network` (its current parameters), a configuration (a dict, JSON
+    text, or a file) or a checkpoint file. Each
     family maps as ``docs/nir.md`` says; a family NIR cannot express exactly raises
     ``ValueError`` naming what NIR lacks, unless ``extension`` writes it as an egret extension
     node. The same as ``egret export-nir``.
@@ -95,7 +96,9 @@ def export_nir(network, path: str, extension: bool = False) -> None:
 
     from ._egret import _export_nir
 
-    if isinstance(network, dict):
+    if isinstance(network, Network):
+        network.export_nir(str(path), extension=extension)
+    elif isinstance(network, dict):
         _export_nir(json.dumps(network), True, str(path), extension)
     elif isinstance(network, str) and network.lstrip().startswith("{"):
         _export_nir(network, True, str(path), extension)

@@ -250,6 +250,46 @@ def test_li_with_threshold_and_soft_reset_runs_as_egret_lif(tmp_path):
     assert net.layer_types == ["lif"]
 
 
+def pooling_matrix(channels, height, width, k, stride, pad):
+    """SumPool2d as a matrix (outputs x inputs), written from NIR's definition."""
+    out_h = (height + 2 * pad - k) // stride + 1
+    out_w = (width + 2 * pad - k) // stride + 1
+    m = np.zeros((channels * out_h * out_w, channels * height * width))
+    for c in range(channels):
+        for i in range(out_h):
+            for j in range(out_w):
+                for a in range(k):
+                    for b in range(k):
+                        y, x = i * stride - pad + a, j * stride - pad + b
+                        if 0 <= y < height and 0 <= x < width:
+                            m[(c * out_h + i) * out_w + j, (c * height + y) * width + x] = 1
+    return m
+
+
+@pytest.mark.parametrize("k,stride,pad", [(2, 2, 0), (3, 2, 1)])
+def test_sum_pooling_of_a_camera_input_then_weights(k, stride, pad, tmp_path):
+    """Input [2, 6, 5] (polarity, y, x: egret's camera channel order) -> SumPool2d -> Flatten ->
+    Affine -> Scale -> CubaLIF: the weight nodes in a row are composed into one W."""
+    pool = pooling_matrix(2, 6, 5, k, stride, pad)
+    cuba = {"type": "CubaLIF", "tau_syn": np.full(4, 2e-3), "tau_mem": rng.uniform(5e-3, 9e-3, 4),
+            "r": np.ones(4), "v_leak": np.zeros(4), "v_threshold": np.full(4, 0.4),
+            "v_reset": np.zeros(4), "w_in": np.ones(4)}
+    W, b, scale = uniform(4, pool.shape[0], scale=1.5), uniform(4, scale=0.1), rng.uniform(1, 2, 4)
+    nodes = {"input": {"type": "Input", "shape": np.array([2, 6, 5])},
+             "pool": {"type": "SumPool2d", "kernel_size": np.array([k, k]),
+                      "stride": np.array([stride, stride]), "padding": np.array([pad, pad])},
+             "flat": {"type": "Flatten", "start_dim": np.array(0), "end_dim": np.array(-1)},
+             "fc": {"type": "Affine", "weight": W, "bias": b},
+             "gain": {"type": "Scale", "scale": scale}, "lif": cuba,
+             "output": {"type": "Output", "shape": shape(4)}}
+    edges = [("input", "pool"), ("pool", "flat"), ("flat", "fc"), ("fc", "gain"),
+             ("gain", "lif"), ("lif", "output")]
+    path = write_nir(tmp_path / "pool.nir", nodes, edges)
+    layers = [ReferenceLayer(cuba, scale[:, None] * (W @ pool), scale * b)]
+    net = compare(layers, path, input_spikes(120, 60, rate=0.2), 0.5, [True])
+    assert net.input_channels == 60
+
+
 def test_snntorch_braille_graph_matches_nir_equations():
     """The real snnTorch export (two CubaLIF layers, the first with a recurrent Affine) at its
     training time step, dt = 1e-4 s, against the equations read from the file by h5py."""
@@ -391,6 +431,17 @@ def test_trained_lif_round_trip_is_bit_for_bit(egret_bin, tmp_path):
             assert a.tolist() == b.tolist(), name
         else:
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+
+
+def test_a_network_object_exports_its_current_parameters(tmp_path):
+    """egret.export_nir(Network): the parameters set from Python, not the configuration's."""
+    net = egret.Network((ROOT / "examples" / "delay_copy_lif.json").read_text())
+    p = net.parameters()
+    net.set_parameters({"layer0.theta": p["layer0.theta"] * 1.5})
+    egret.export_nir(net, str(tmp_path / "net.nir"))
+    back = egret.Network(egret.import_nir(str(tmp_path / "net.nir")))
+    assert np.asarray(back.parameters()["layer0.theta"]).tobytes() == \
+        np.asarray(net.parameters()["layer0.theta"]).tobytes()
 
 
 def test_exported_lif_graph_is_nir_layout(tmp_path):
