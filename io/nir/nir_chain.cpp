@@ -245,6 +245,11 @@ Contribution contribution(const Graph& g, const std::vector<std::string>& path,
                    std::to_string(m.cols()) + " are read from it");
       if (m.rows() * p.inputs() > kMaxWeights)
         refuse(g, path[i], "the layer's weights would exceed 2^24 entries");
+      // Each output's window adds a column per pixel: bounded, so that no file makes it hang.
+      const double work = static_cast<double>(m.rows()) * static_cast<double>(p.outputs()) *
+                          static_cast<double>(p.k[0]) * static_cast<double>(p.k[1]);
+      if (work > 1e9)
+        refuse(g, path[i], "pooling into these weights takes more than 1e9 operations");
       m = pooled(m, p);
       continue;
     }
