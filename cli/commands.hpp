@@ -16,6 +16,10 @@ struct Args {
   Options options;
 };
 
+// The egret command as the user invoked it (the command line's first word, e.g. build/egret;
+// "egret" without one), for commands printed to be copied, such as how to resume.
+std::string program_name(const Options& options);
+
 long parse_positive_int(const std::string& s, const char* what);
 double parse_time(const std::string& s, const char* what);
 double parse_nonnegative(const std::string& s, const char* what);

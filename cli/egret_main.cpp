@@ -66,6 +66,12 @@ egret::cli::Args parse_args(int argc, char** argv, int first, const CommandHelp&
 
 namespace egret::cli {
 
+std::string program_name(const Options& options) {
+  const auto it = options.find("command_line");
+  if (it == options.end() || it->second.empty()) return "egret";
+  return it->second.substr(0, it->second.find(' '));
+}
+
 long parse_positive_int(const std::string& s, const char* what) {
   char* end = nullptr;
   const long v = std::strtol(s.c_str(), &end, 10);
