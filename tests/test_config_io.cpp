@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "io/config/network_config.hpp"
+#include "io/config/train_config.hpp"
 #include "io/event_csv.hpp"
 #include "io/hdf5/trace_file.hpp"
 #include "models/continuous_egru/continuous_egru_layer.hpp"
@@ -337,8 +338,6 @@ TEST(ConfigIo, EventBudgetStopsTheRunAndLeavesNoTrace) {
             std::string::npos);
 }
 
-}  // namespace
-
 // "connectivity": each input channel and each unit keeps a fixed share of receivers, the same
 // in the three gates (the dense initialisation's weights where kept); the layer is then sparse.
 // A share of 0 is refused, naming the layer.
@@ -434,3 +433,32 @@ TEST(ConfigIo, LegacySettingsFillOnlyWhatALayerLeavesOut) {
   EXPECT_FALSE(dynamic_cast<const L&>(net.layer(1)).params().self_recurrence);
   EXPECT_EQ(net.layer(2).type_name(), "discrete_egru");
 }
+
+// "cross_entropy", the old name of "softmax_cross_entropy" (issue 38), is read as the new one for
+// one release, with a warning on stderr naming the file, the key and the new name.
+TEST(ConfigIo, RenamedLossIsReadAsItsNewNameWithAWarning) {
+  const std::string text = R"({
+    "input_channels": 3, "layers": [{"type": "continuous_egru", "units": 4}],
+    "readout_classes": 2, "task": {"name": "delay_copy", "bits": 2},
+    "training": {"loss": "LOSS"}})";
+  auto with_loss = [&](const std::string& loss) {
+    return std::string(text).replace(text.find("LOSS"), 4, loss);
+  };
+  ::testing::internal::CaptureStderr();
+  const auto old_name = egret::parse_train_config(with_loss("cross_entropy"), "old.json");
+  const std::string warning = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(old_name.training.loss, egret::LossKind::kSoftmaxCrossEntropy);
+  EXPECT_EQ(warning,
+            "egret: warning: old.json: training.loss: the loss 'cross_entropy' is deprecated; use "
+            "'softmax_cross_entropy' (the old name is accepted until the next release)\n");
+
+  ::testing::internal::CaptureStderr();
+  const auto new_name = egret::parse_train_config(with_loss("softmax_cross_entropy"), "new.json");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(new_name.training.loss, egret::LossKind::kSoftmaxCrossEntropy);
+  EXPECT_EQ(error_of([&] { egret::parse_train_config(with_loss("hinge"), "bad.json"); }),
+            "bad.json: training.loss: unknown loss 'hinge' (known: softmax_cross_entropy, "
+            "binary_cross_entropy, mean_squared_error)");
+}
+
+}  // namespace
