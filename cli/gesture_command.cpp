@@ -16,11 +16,15 @@
 #include "camera/datasets/synthetic_gesture_dataset.hpp"
 #include "cli/builtin_layers.hpp"
 #include "cli/commands.hpp"
+#include "cli/gesture_job_state.hpp"
 #include "cli/gesture_models.hpp"
 #include "cli/gesture_report.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/training_checkpoint.hpp"
 #include "cli/training_loop.hpp"
 #include "io/config/network_config.hpp"
 #include "io/event_csv.hpp"
+#include "io/hdf5/checkpoint.hpp"
 #include "io/hdf5/trace_file.hpp"
 
 namespace egret::cli {
@@ -47,6 +51,7 @@ struct GestureJob {
   const ActivityRegularizer* activity = nullptr;  // --activity-regularizer: likewise
   StateRegularizer state_value;
   ActivityRegularizer activity_value;
+  bool resuming = false;  // --resume: finished runs are read back, interrupted ones go on
 };
 
 double seconds_since(Clock::time_point t) {
@@ -87,8 +92,27 @@ struct GestureData {
   std::vector<GestureSample> train, test;
 };
 
+// A run interrupted in training goes on from its checkpoint (if it has one: an interruption
+// before its first checkpoint starts it afresh), appending to its log.
+template <class Scalar>
+void resume_run(Trainer<Scalar>& trainer, const std::string& dir, const std::string& config_text,
+                TrainLoopOptions& loop) {
+  const std::string file = dir + "/checkpoint.h5";
+  if (!fs::exists(file)) return;
+  const Checkpoint c = read_checkpoint(file);
+  if (c.config_text != config_text)
+    throw std::runtime_error(file +
+                             ": written with other settings than this job's (job.json); move "
+                             "it away, or start the job afresh without --resume");
+  restore_training_state(trainer, c, file);
+  loop.first_epoch = c.epoch + 1;
+  loop.resumed = parse_loop_state(c.loop_state, file);
+  loop.continue_log = true;
+  std::printf("resuming from %s at epoch %d\n", file.c_str(), c.epoch);
+}
+
 // One model and seed: trains, writes its checkpoint, log and held-out trace into `dir`, and
-// measures it.
+// measures it; the measurements go to run.json too.
 template <class Scalar>
 GestureRun train_one(const GestureJob& job, const GestureModel& model, std::uint64_t seed,
                      const GestureData& data, const std::string& dir,
@@ -96,6 +120,15 @@ GestureRun train_one(const GestureJob& job, const GestureModel& model, std::uint
   const int epochs = job.epochs > 0 ? job.epochs : model.epochs;
   const std::string config_text =
       checkpoint_configuration(model, job.data_dir, seed, epochs, job.precision);
+  if (job.resuming)
+    if (auto done = read_run_result(dir, config_text)) {
+      std::printf(
+          "\n== %s, seed %llu: finished before the interruption: held-out accuracy %.1f%% "
+          "(%d of %d) ==\n",
+          model.title.c_str(), static_cast<unsigned long long>(seed), 100 * done->accuracy(),
+          done->correct, done->total);
+      return *done;
+    }
   const NetworkConfig ncfg =
       parse_network_config(config_text, "the " + model.name + " model", {"task"});
   const std::vector<Sample<Scalar>> test = cast_samples<Scalar>(prepare(data.test, model.pipeline));
@@ -122,6 +155,8 @@ GestureRun train_one(const GestureJob& job, const GestureModel& model, std::uint
   loop.epochs = epochs;
   loop.out_dir = dir;
   loop.config_text = config_text;
+  loop.resume_command = "egret --resume " + job.out_dir;
+  if (job.resuming) resume_run(trainer, dir, config_text, loop);
   // A fresh random view of every training gesture each epoch, the same for every model.
   if (job.augmentation.enabled)
     loop.before_epoch = [&](int epoch) {
@@ -140,7 +175,7 @@ GestureRun train_one(const GestureJob& job, const GestureModel& model, std::uint
   run.correct = result.test.correct;
   run.total = result.test.total;
   run.parameters = trainer.parameters().size();
-  run.backward_sparsity = result.last_train.backward_sparsity();
+  run.backward_sparsity = result.last_backward_sparsity;
   run.train_seconds = result.seconds;
   run.test_accuracy = result.test_accuracy;
   std::vector<const Sample<Scalar>*> samples;
@@ -155,6 +190,7 @@ GestureRun train_one(const GestureJob& job, const GestureModel& model, std::uint
       {config_text, static_cast<std::int64_t>(seed), command_line}, model.dense_step_ms);
   add_held_out_counts(run, held_out, samples.size(), sizeof(Scalar));
   add_energy_estimates(run, trace);
+  write_run_result(dir, run, config_text);
   std::printf("%s, seed %llu: held-out accuracy %.1f%% (%d of %d)\n", model.name.c_str(),
               static_cast<unsigned long long>(seed), 100 * run.accuracy(), run.correct, run.total);
   return run;
@@ -186,7 +222,14 @@ std::string dataset_directory(GestureJob& job, Clock::time_point t_start) {
       job.synthetic.lightings_per_user);
   std::fflush(stdout);
   job.synthetic.threads = job.threads;
-  const auto s = write_synthetic_gesture_dataset(dir, job.synthetic);
+  // A line every 10 s or so: the set takes about a minute on 2 cores.
+  auto last_line = Clock::now();
+  const auto s = write_synthetic_gesture_dataset(dir, job.synthetic, [&](int written, int total) {
+    if (written == total || seconds_since(last_line) < 10) return;
+    last_line = Clock::now();
+    std::printf("  %d of %d recordings, %.0f s\n", written, total, seconds_since(t_start));
+    std::fflush(stdout);
+  });
   std::printf("  %d recordings, %llu events, %.1f s\n", s.trials,
               static_cast<unsigned long long>(s.events), seconds_since(t_start));
   return dir;
@@ -342,11 +385,47 @@ std::string settings_json(const GestureJob& job, const std::string& dir, const G
   return s.dump();
 }
 
+// `egret --resume DIR`: the options of the job in DIR (its job.json), which the command line may
+// not change (but for --threads).
+Options resumed_job_options(const Options& given) {
+  const std::string& target = given.at("--resume");
+  const std::string dir = find_job_directory(target);
+  if (dir.empty()) {
+    std::string hint;
+    if (fs::is_regular_file(target) &&
+        checkpoint_task_name(read_checkpoint(target).config_text) != "dvs_gesture")
+      hint = "; it is a checkpoint of egret train: resume it with egret train --resume " + target;
+    throw std::invalid_argument("--resume " + target +
+                                ": no job.json in it or a folder above it, so not the output of "
+                                "the main job (egret [--out DIR])" +
+                                hint);
+  }
+  for (const auto& [key, value] : given)
+    if (key != "--resume" && key != "--threads" && key != "command_line")
+      throw std::invalid_argument("--resume takes the job's options from " + dir + "/job.json; " +
+                                  key + " cannot change them (only --threads can be given)");
+  Options o = read_job_options(dir);
+  if (given.count("--threads")) o["--threads"] = given.at("--threads");
+  if (given.count("command_line")) o["command_line"] = given.at("command_line");
+  std::printf("resuming the main job in %s (its options: %s/job.json)\n", dir.c_str(), dir.c_str());
+  return o;
+}
+
+[[noreturn]] void stop_between_runs(const std::string& out_dir) {
+  std::printf("\n%s between runs: the finished runs are kept\nresume with: egret --resume %s\n",
+              signal_name(interrupt_signal()), out_dir.c_str());
+  std::fflush(stdout);
+  throw Interrupted(interrupt_signal());
+}
+
 }  // namespace
 
-int run_gesture(const Options& options) {
+int run_gesture(const Options& given) {
+  const Options options = given.count("--resume") ? resumed_job_options(given) : given;
   GestureJob job = parse_job(options);
+  job.resuming = given.count("--resume") > 0;
   check_output_directory(job.out_dir, "--out");
+  write_job_options(job.out_dir, options);
   const auto t_start = Clock::now();
   const std::string dir = dataset_directory(job, t_start);
   job.data_dir = dir;
@@ -364,8 +443,10 @@ int run_gesture(const Options& options) {
   const std::string command_line =
       options.count("command_line") ? options.at("command_line") : "egret";
   std::vector<GestureRun> runs;
+  const InterruptGuard interrupts;  // Ctrl-C: the finished runs and the training are kept
   for (const GestureModel& m : models)
     for (const std::uint64_t seed : job.seeds) {
+      if (interrupt_requested()) stop_between_runs(job.out_dir);
       const std::string run_dir = job.out_dir + "/" + m.name + "/seed" + std::to_string(seed);
       check_output_directory(run_dir, "--out");
       runs.push_back(with_precision(job.precision, [&](auto scalar) {

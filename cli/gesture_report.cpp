@@ -145,27 +145,58 @@ void print_gesture_table(const std::vector<GestureRow>& rows) {
   }
 }
 
+nlohmann::json gesture_run_json(const GestureRun& r) {
+  return {{"model", r.model},
+          {"title", r.title},
+          {"seed", r.seed},
+          {"correct", r.correct},
+          {"total", r.total},
+          {"accuracy", r.accuracy()},
+          {"parameters", r.parameters},
+          {"effective_macs", r.effective_macs},
+          {"effective_acs", r.effective_acs},
+          {"activity_sparsity", number_or_null(r.activity_sparsity)},
+          {"backward_sparsity", number_or_null(r.backward_sparsity)},
+          {"events_per_unit_per_s", r.events_per_unit_per_s},
+          {"energy_j_loihi_davies2018", r.energy_loihi_j},
+          {"energy_j_cmos45_horowitz2014", r.energy_cmos_j},
+          {"train_seconds", r.train_seconds},
+          {"test_accuracy_per_epoch", r.test_accuracy}};
+}
+
+GestureRun gesture_run_from_json(const nlohmann::json& j) {
+  const auto number = [&](const char* key) {  // null: NaN (number_or_null's)
+    const auto& v = j.at(key);
+    return v.is_null() ? std::nan("") : v.get<double>();
+  };
+  GestureRun r;
+  r.model = j.at("model").get<std::string>();
+  r.title = j.at("title").get<std::string>();
+  r.seed = j.at("seed").get<std::uint64_t>();
+  r.correct = j.at("correct").get<int>();
+  r.total = j.at("total").get<int>();
+  r.parameters = j.at("parameters").get<std::uint64_t>();
+  r.effective_macs = number("effective_macs");
+  r.effective_acs = number("effective_acs");
+  r.activity_sparsity = number("activity_sparsity");
+  r.backward_sparsity = number("backward_sparsity");
+  r.events_per_unit_per_s = number("events_per_unit_per_s");
+  r.energy_loihi_j = number("energy_j_loihi_davies2018");
+  r.energy_cmos_j = number("energy_j_cmos45_horowitz2014");
+  r.train_seconds = number("train_seconds");
+  r.test_accuracy = j.at("test_accuracy_per_epoch").get<std::vector<double>>();
+  if (r.correct < 0 || r.total < r.correct)
+    throw std::runtime_error("correct " + std::to_string(r.correct) + " of " +
+                             std::to_string(r.total));
+  return r;
+}
+
 void write_gesture_report(const std::string& out_dir, const std::vector<GestureRun>& runs,
                           const std::vector<GestureRow>& rows, const std::string& settings_json) {
   nlohmann::json j;
   j["machine"] = {{"cpu", cpu_model()}, {"cores", std::thread::hardware_concurrency()}};
   j["settings"] = nlohmann::json::parse(settings_json);
-  for (const GestureRun& r : runs)
-    j["runs"].push_back({{"model", r.model},
-                         {"seed", r.seed},
-                         {"correct", r.correct},
-                         {"total", r.total},
-                         {"accuracy", r.accuracy()},
-                         {"parameters", r.parameters},
-                         {"effective_macs", r.effective_macs},
-                         {"effective_acs", r.effective_acs},
-                         {"activity_sparsity", number_or_null(r.activity_sparsity)},
-                         {"backward_sparsity", number_or_null(r.backward_sparsity)},
-                         {"events_per_unit_per_s", r.events_per_unit_per_s},
-                         {"energy_j_loihi_davies2018", r.energy_loihi_j},
-                         {"energy_j_cmos45_horowitz2014", r.energy_cmos_j},
-                         {"train_seconds", r.train_seconds},
-                         {"test_accuracy_per_epoch", r.test_accuracy}});
+  for (const GestureRun& r : runs) j["runs"].push_back(gesture_run_json(r));
   std::ostringstream csv;
   csv << "model,title,seeds,held_out,parameters,effective_macs,effective_acs,accuracy_mean,"
          "accuracy_sd,activity_sparsity_mean,activity_sparsity_sd,backward_sparsity_mean,"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct GestureRun {
   std::vector<double> test_accuracy;  // after every epoch
   double accuracy() const { return total ? static_cast<double>(correct) / total : 0; }
 };
+
+// A run as JSON (results.json's "runs", a run's run.json) and back; the reader throws
+// nlohmann::json exceptions or std::runtime_error on a malformed run.
+nlohmann::json gesture_run_json(const GestureRun& r);
+GestureRun gesture_run_from_json(const nlohmann::json& j);
 
 // Counts of a held-out trace, summed over the hidden layers: NeuroBench's effective MACs and ACs
 // per sample (sim/layer_metrics.hpp) and the activity sparsity over all unit-steps.

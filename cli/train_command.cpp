@@ -7,6 +7,9 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/gesture_job_state.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/training_checkpoint.hpp"
 #include "cli/training_loop.hpp"
 #include "io/config/train_config.hpp"
 #include "io/event_csv.hpp"
@@ -106,6 +109,24 @@ void write_test_trace(const std::string& path, const Network<Scalar>& trained,
                       {config_text, static_cast<std::int64_t>(seed), command_line});
 }
 
+// How to go on after an interrupt: the checkpoint and the command line's overrides of the
+// configuration stored in it (the epochs and precision; the folder is the checkpoint's).
+std::string resume_command(const Options& options, const TrainRunConfig& cfg) {
+  std::string c = "egret train --resume " + cfg.out_dir + "/checkpoint.h5";
+  if (options.count("--epochs")) c += " --epochs " + options.at("--epochs");
+  if (options.count("--precision")) c += " --precision " + options.at("--precision");
+  return c;
+}
+
+// A checkpoint of the DVS gesture main job (its configuration has a "task" section named
+// dvs_gesture) is resumed by the job, not by `egret train`: say so, and how.
+void refuse_main_job_checkpoint(const std::string& file, const std::string& config_text) {
+  if (checkpoint_task_name(config_text) != "dvs_gesture") return;
+  throw std::invalid_argument(
+      file + ": a checkpoint of the DVS gesture main job (" + checkpoint_task_run(config_text) +
+      "), not of egret train; resume the job with: egret --resume " + main_job_directory(file));
+}
+
 // Trains in the configuration's precision; checkpoints hold float64 in both.
 template <class Scalar>
 void train_in_precision(const Options& options, const TrainRunConfig& cfg,
@@ -116,26 +137,7 @@ void train_in_precision(const Options& options, const TrainRunConfig& cfg,
   Trainer<Scalar> trainer(initial, cfg.training);
   int first_epoch = 1;
   if (options.count("--resume")) {
-    const std::string& file = options.at("--resume");
-    // Before format 4 a per-unit time constant was one value per layer (docs/formats.md): it
-    // is given to every unit, whose Adam moments start at 0.
-    const bool format3 = resume.format_version < 4;
-    const auto& pv = trainer.parameters();
-    if (resume.values.size() != (format3 ? pv.format3_size() : pv.size()))
-      throw std::invalid_argument(file +
-                                  ": checkpoint does not match the network of its configuration");
-    const std::string values_at = file + ": /training/values";
-    auto values = format3 ? pv.from_format3(resume.values, false, values_at) : resume.values;
-    const auto moments = [&](const std::vector<double>& v, const char* what) {  // none: SGD
-      return format3 && !v.empty() ? pv.from_format3(v, true, file + ": " + what) : v;
-    };
-    auto m = moments(resume.adam_m, "/training/adam_m");
-    auto v = moments(resume.adam_v, "/training/adam_v");
-    trainer.parameters().values() = cast_values<Scalar>(values, values_at);
-    trainer.optimizer().restore(std::move(m), std::move(v), resume.optimizer_steps);
-    std::istringstream is(resume.rng_state);
-    is >> trainer.rng();
-    if (!is) throw std::invalid_argument(options.at("--resume") + ": corrupt RNG state");
+    restore_training_state(trainer, resume, options.at("--resume"));
     first_epoch = resume.epoch + 1;
   }
 
@@ -155,13 +157,19 @@ void train_in_precision(const Options& options, const TrainRunConfig& cfg,
   loop.rate_growth_limit = cfg.rate_growth_limit;
   loop.out_dir = cfg.out_dir;
   loop.config_text = config_text;
+  loop.resume_command = resume_command(options, cfg);
   if (options.count("--resume")) {
+    loop.resumed = parse_loop_state(resume.loop_state, options.at("--resume"));
     std::error_code ec;
     const auto resume_dir = std::filesystem::path(options.at("--resume")).parent_path();
     loop.continue_log =
         std::filesystem::equivalent(resume_dir.empty() ? "." : resume_dir, cfg.out_dir, ec);
   }
-  const TrainLoopResult result = run_training_loop(trainer, train, test, loop);
+  TrainLoopResult result;
+  {
+    const InterruptGuard interrupts;  // Ctrl-C: the last complete epoch is saved
+    result = run_training_loop(trainer, train, test, loop);
+  }
   const BatchStats& test_stats = result.test;
   write_figure_data(cfg.out_dir, trainer.network(), test, cfg.delay_copy);
   write_test_trace(cfg.out_dir + "/trace.h5", trainer.network(), test, config_text,
@@ -184,6 +192,7 @@ int run_train(const Options& options) {
   std::string origin;
   if (options.count("--resume")) {
     resume = read_checkpoint(options.at("--resume"));
+    refuse_main_job_checkpoint(options.at("--resume"), resume.config_text);
     config_text = resume.config_text;
     origin = options.at("--resume") + " (configuration)";
   } else {
@@ -191,7 +200,12 @@ int run_train(const Options& options) {
     config_text = read_text_file(origin, "training configuration");
   }
   TrainRunConfig cfg = parse_train_config(config_text, origin);
-  if (options.count("--out")) cfg.out_dir = options.at("--out");
+  if (options.count("--out")) {
+    cfg.out_dir = options.at("--out");
+  } else if (options.count("--resume")) {  // on in the checkpoint's folder
+    const auto dir = std::filesystem::path(options.at("--resume")).parent_path();
+    cfg.out_dir = dir.empty() ? "." : dir.string();
+  }
   if (options.count("--epochs"))
     cfg.training.epochs = parse_positive_int(options.at("--epochs"), "--epochs");
   if (options.count("--threads"))

@@ -35,7 +35,8 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-echo "egret setup: installing ${missing[*]}" >&2
+start=$SECONDS
+echo "egret setup: installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then
@@ -45,7 +46,29 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
   fi
 fi
+
+# apt-get's output as a line about every 10 s (its latest line and the time so far), also while it
+# unpacks one large package and prints nothing; its errors (stderr) pass through.
+show_progress() {
+  local every=10 last=$SECONDS line latest="" status wait_for
+  while true; do
+    wait_for=$((last + every - SECONDS))  # until the next line is due
+    if IFS= read -r -t "$((wait_for > 0 ? wait_for : 1))" line; then
+      latest="$line"
+    else
+      status=$?
+      [ "$status" -gt 128 ] || break  # end of the output; > 128: the timeout
+    fi
+    if [ $((SECONDS - last)) -ge "$every" ]; then
+      echo "egret setup: $((SECONDS - start)) s: ${latest:-working}" >&2
+      last=$SECONDS
+    fi
+  done
+}
+
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q >/dev/null
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
-echo "egret setup: done" >&2
+echo "egret setup: apt-get update (the package lists)" >&2
+$SUDO apt-get update -q | show_progress
+echo "egret setup: apt-get install (download, then unpack and configure each package)" >&2
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" | show_progress
+echo "egret setup: done in $((SECONDS - start)) s" >&2

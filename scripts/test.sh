@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: sets up, builds, runs the C++ tests (ctest) and the Python tests
-# (pytest), then builds and runs the C++ tests again under AddressSanitizer +
-# UndefinedBehaviorSanitizer, builds the fuzz targets (clang), replays their corpora and fuzzes
-# each target briefly (docs/fuzzing.md), and runs the parallel batch and training tests under
-# ThreadSanitizer. `--quick` skips the sanitizer, fuzz and ThreadSanitizer passes.
+# The whole test suite: sets up, builds, runs the C++ tests (ctest), the Python tests (pytest) and
+# the README's tour (scripts/tour.py --quick), then builds and runs the C++ tests again under
+# AddressSanitizer + UndefinedBehaviorSanitizer, builds the fuzz targets (clang), replays their
+# corpora and fuzzes each target briefly (docs/fuzzing.md), and runs the parallel batch and
+# training tests under ThreadSanitizer. `--quick` skips the sanitizer, fuzz and ThreadSanitizer passes.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 quick=0
@@ -34,6 +34,9 @@ ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 
 stage "Python tests (pytest with Debian's /usr/bin/python3: the HDF5 files through h5py)"
 EGRET_BIN="$root/build/egret" /usr/bin/python3 -m pytest -q -p no:cacheprovider "$root/tests/python"
+
+stage "README tour (scripts/tour.py --quick: every command of the tour, as written)"
+/usr/bin/python3 "$root/scripts/tour.py" --quick --build "$root/build"
 
 if [ "$quick" -eq 0 ]; then
   # One clang build serves the sanitizer tests and the fuzz targets: EGRET_FUZZ implies

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "camera/camera_transforms.hpp"
 #include "camera/datasets/dvs_gesture.hpp"
@@ -129,10 +131,18 @@ TEST(SyntheticGestures, LayoutFollowsTheRealSplitAndDoesNotDependOnThreads) {
   const fs::path b = fs::path(::testing::TempDir()) / "egret_synth_threads2";
   fs::remove_all(a);
   fs::remove_all(b);
+  // The progress callback hears of every recording once, in order, with the total.
+  std::vector<std::pair<int, int>> calls;
+  const auto progress = [&calls](int written, int total) { calls.emplace_back(written, total); };
+  std::vector<std::pair<int, int>> expected_calls;
+  for (int i = 1; i <= 12; ++i) expected_calls.emplace_back(i, 12);
   cfg.threads = 1;
-  const auto sa = egret::write_synthetic_gesture_dataset(a.string(), cfg);
+  const auto sa = egret::write_synthetic_gesture_dataset(a.string(), cfg, progress);
+  EXPECT_EQ(calls, expected_calls);
+  calls.clear();
   cfg.threads = 2;
-  egret::write_synthetic_gesture_dataset(b.string(), cfg);
+  egret::write_synthetic_gesture_dataset(b.string(), cfg, progress);
+  EXPECT_EQ(calls, expected_calls);
   EXPECT_EQ(sa.trials, 12);  // 4 users x 3 lightings
   const auto train = egret::read_trial_list((a / "trials_to_train.txt").string());
   const auto test = egret::read_trial_list((a / "trials_to_test.txt").string());

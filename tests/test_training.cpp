@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -283,6 +284,27 @@ TEST(Training, ResumedRunEqualsUninterruptedRun) {
   for (int e = 0; e < 3; ++e) losses.push_back(second.train_epoch(train).loss);
   EXPECT_EQ(losses, losses_full);
   EXPECT_EQ(second.parameters().values(), full.parameters().values());
+}
+
+// A stop request (Ctrl-C) is polled before every minibatch: set before the epoch, nothing is
+// trained (the parameters and the optimizer are untouched); cleared, the epoch runs all four.
+// (Requests during an epoch: tests/python/test_interrupt_resume.py.)
+TEST(Training, StopRequestEndsTheEpochAtAMinibatchBoundary) {
+  const auto cfg = delay_copy_config();
+  const auto train = egret::delay_copy_trials<double>(cfg.delay_copy, 64, 5);  // 4 minibatches
+  egret::Trainer<double> t(egret::build_network<double>(cfg.network), cfg.training);
+  const auto before = t.parameters().values();
+  std::atomic<bool> stop{true};
+  const egret::BatchStats none = t.train_epoch(train, &stop);
+  EXPECT_TRUE(none.stopped_early);
+  EXPECT_EQ(none.optimizer_steps, 0);
+  EXPECT_EQ(t.parameters().values(), before);
+  EXPECT_EQ(t.optimizer().steps(), 0);
+  stop = false;
+  const egret::BatchStats whole = t.train_epoch(train, &stop);
+  EXPECT_FALSE(whole.stopped_early);
+  EXPECT_EQ(whole.optimizer_steps, 4);
+  EXPECT_EQ(whole.total, 64 * 2 * 2);  // 2 bits in 2 readout windows per trial
 }
 
 // The example of the README: two units, exact gradients, 100 % on new trials.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -56,6 +57,9 @@ struct BatchStats {
   // Active unit-steps and all unit-steps of every layer (activity sparsity): a clocked layer's
   // steps are its ticks, an event-driven layer's the run's dense_step bins (sim/engine.hpp).
   std::uint64_t active_unit_steps = 0, unit_steps = 0;
+  // The epoch stopped early at a minibatch boundary on request (train_epoch's `stop`): its
+  // figures cover only the minibatches trained.
+  bool stopped_early = false;
   double accuracy() const { return total ? static_cast<double>(correct) / total : 0; }
   // NaN when no layer has a surrogate gradient (an exact adjoint is not sparse in this sense).
   double backward_sparsity() const {
@@ -131,14 +135,20 @@ class Trainer {
   std::mt19937_64& rng() { return rng_; }
 
   // One pass over `train` in a seeded random order; returns summed statistics (loss is the mean
-  // over samples).
-  BatchStats train_epoch(const std::vector<Sample<Scalar>>& train) {
+  // over samples). A set `stop` (polled before every minibatch; e.g. Ctrl-C) ends the pass early,
+  // marked stopped_early: the parameters then hold a partial epoch, to be discarded.
+  BatchStats train_epoch(const std::vector<Sample<Scalar>>& train,
+                         const std::atomic<bool>* stop = nullptr) {
     std::vector<std::size_t> order(train.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::shuffle(order.begin(), order.end(), rng_);
     BatchStats epoch;
     for (std::size_t start = 0; start < order.size();
          start += static_cast<std::size_t>(cfg_.batch_size)) {
+      if (stop && stop->load()) {
+        epoch.stopped_early = true;
+        return epoch;
+      }
       const std::size_t end =
           std::min(order.size(), start + static_cast<std::size_t>(cfg_.batch_size));
       std::vector<const Sample<Scalar>*> batch;

@@ -120,7 +120,8 @@ std::uint64_t write_trial(const std::string& dir, const TrialPlan& p,
 }  // namespace
 
 SyntheticGestureSummary write_synthetic_gesture_dataset(const std::string& dir,
-                                                        const SyntheticGestureConfig& cfg) {
+                                                        const SyntheticGestureConfig& cfg,
+                                                        const SyntheticGestureProgress& progress) {
   namespace fs = std::filesystem;
   check(cfg);
   fs::create_directories(dir);
@@ -130,11 +131,15 @@ SyntheticGestureSummary write_synthetic_gesture_dataset(const std::string& dir,
   std::vector<std::uint64_t> counts(plans.size(), 0);
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
-  std::mutex failure_mutex;
+  std::mutex failure_mutex, progress_mutex;
+  int written = 0;
   auto work = [&] {
     for (std::size_t i = next++; i < plans.size(); i = next++) {
       try {
         counts[i] = write_trial(dir, plans[i], cfg);
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        ++written;
+        if (progress) progress(written, static_cast<int>(plans.size()));
       } catch (...) {
         const std::lock_guard<std::mutex> lock(failure_mutex);
         if (!failure) failure = std::current_exception();

@@ -48,6 +48,9 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="out/python_delay_copy")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--resume", metavar="STATE.pt",
+                    help="continue an interrupted run from its training_state.pt (written every "
+                         "epoch and on Ctrl-C), with the same options")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 
@@ -83,26 +86,52 @@ def main(argv=None):
           f"held-out accuracy before training {100 * acc0:.1f} %")
     t_start = time.perf_counter()
     streak, epoch = 0, 0
-    bar = tqdm(range(1, args.epochs + 1), desc="delay-copy", unit="epoch", file=sys.stdout)
-    for epoch in bar:
-        order = rng.permutation(len(train))
-        losses = []
-        for start in range(0, len(order), args.batch_size):
-            batch = [train[i] for i in order[start:start + args.batch_size]]
-            tg = torch.stack([targets[id(s)] for s in batch])
-            loss = bce(model(batch), tg)
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            losses.append(loss.item())
-        test_loss, test_acc, recall_acc = evaluate(test)
-        log.append((epoch, float(np.mean(losses)), test_loss, test_acc, recall_acc,
-                    time.perf_counter() - t_start))
-        bar.set_postfix(loss=f"{np.mean(losses):.4f}", held_out=f"{100 * test_acc:.1f}%")
-        streak = streak + 1 if test_acc == 1.0 else 0
-        if streak >= args.patience:
-            break
+    state_path = os.path.join(args.out, "training_state.pt")
+
+    def snapshot():  # after a complete epoch: what a resumed run needs to go on bit for bit
+        return et.training_snapshot(model, opt, epoch=epoch, streak=streak, log=log,
+                                    numpy_rng=rng.bit_generator.state)
+
+    if args.resume:
+        state = et.restore_snapshot(model, opt, et.load_training_state(args.resume))
+        epoch, streak, log = state["epoch"], state["streak"], state["log"]
+        rng.bit_generator.state = state["numpy_rng"]
+        print(f"resuming from {args.resume} after epoch {epoch}")
+    resume_command = " ".join([sys.executable, *sys.argv] +
+                              ([] if args.resume else ["--resume", state_path]))
+    last_complete = snapshot()
+    first = epoch + 1 if streak < args.patience else args.epochs + 1  # a finished run: none
+    bar = tqdm(range(first, args.epochs + 1), desc="delay-copy", unit="epoch",
+               file=sys.stdout)
+    with et.InterruptibleTraining() as stop:
+        for epoch in bar:
+            order = rng.permutation(len(train))
+            losses = []
+            for start in range(0, len(order), args.batch_size):
+                if stop:  # Ctrl-C: keep the last complete epoch, say how to go on
+                    bar.close()
+                    et.save_training_state(state_path, last_complete)
+                    print(f"{stop.name} during epoch {epoch}: wrote {state_path} after epoch "
+                          f"{last_complete['epoch']}, the last complete one\n"
+                          f"resume with: {resume_command}", flush=True)
+                    sys.exit(stop.exit_status)
+                batch = [train[i] for i in order[start:start + args.batch_size]]
+                tg = torch.stack([targets[id(s)] for s in batch])
+                loss = bce(model(batch), tg)
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                losses.append(loss.item())
+            test_loss, test_acc, recall_acc = evaluate(test)
+            log.append((epoch, float(np.mean(losses)), test_loss, test_acc, recall_acc,
+                        time.perf_counter() - t_start))
+            bar.set_postfix(loss=f"{np.mean(losses):.4f}", held_out=f"{100 * test_acc:.1f}%")
+            streak = streak + 1 if test_acc == 1.0 else 0
+            last_complete = snapshot()
+            et.save_training_state(state_path, last_complete)
+            if streak >= args.patience:
+                break
     bar.close()
     seconds = time.perf_counter() - t_start
     _, fresh_acc, fresh_recall = evaluate(fresh)

@@ -17,9 +17,16 @@ Across machines: the same command on every machine with MASTER_ADDR = the rank-0
 address (reachable from all), a free MASTER_PORT, WORLD_SIZE = total processes and a distinct
 RANK per process. (Debian bookworm's torchrun, torch 1.13 under Python 3.11, fails inside its
 elastic agent before starting workers; the environment variables are all it would set.)
+
+Ctrl-C (or SIGTERM) to any process (with --spawn: to the spawner, which passes it on) stops all
+of them before the next step: the processes agree on it in an all-reduce, rank 0 writes the
+model's and Adam's state after the last complete step to --state, and all exit with 130 (143);
+`--resume STATE.pt` with the same options goes on to the same parameters as a run that never
+stopped.
 """
 import argparse
 import json
+import signal
 import os
 import pathlib
 import socket
@@ -49,9 +56,14 @@ def main(argv=None):
     ap.add_argument("--save", help="write the final parameters (rank 0) to this .npz file")
     ap.add_argument("--spawn", type=int, default=0,
                     help="start this many local processes (127.0.0.1) and wait for them")
+    ap.add_argument("--log-every", type=int, default=50, help="a progress line every N steps")
+    ap.add_argument("--state", default="out/distributed_delay_copy/training_state.pt",
+                    help="where an interrupt saves the state (rank 0)")
+    ap.add_argument("--resume", metavar="STATE.pt",
+                    help="go on from the state an interrupt saved, with the same options")
     args = ap.parse_args(argv)
     if args.spawn > 0:
-        return spawn(args.spawn, argv if argv is not None else sys.argv[1:])
+        return spawn(args.spawn, argv if argv is not None else sys.argv[1:], args)
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
@@ -74,15 +86,34 @@ def main(argv=None):
     bce = torch.nn.functional.binary_cross_entropy_with_logits
     order = np.random.default_rng(1).permutation(len(trials))
 
-    for step in range(args.steps):
-        first = (step * args.global_batch) % len(trials)
-        idx = order[np.arange(first, first + args.global_batch) % len(trials)]
-        mine = [trials[i] for i in idx[rank * share:(rank + 1) * share]]
-        target = torch.stack([torch.from_numpy(s.targets) for s in mine])
-        loss = bce(ddp(mine), target)  # mean over this share; DDP averages over processes
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    first_step = 0
+    if args.resume:
+        state = et.load_training_state(args.resume)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        first_step = state["step"]
+        if rank == 0:
+            print(f"resuming from {args.resume} after step {first_step}", flush=True)
+
+    with et.InterruptibleTraining() as stop:
+        for step in range(first_step, args.steps):
+            # Every process learns of a signal any of them received, before the same step.
+            signal_number = torch.tensor([stop.signal or 0])
+            if world > 1:
+                dist.all_reduce(signal_number, op=dist.ReduceOp.MAX)
+            if signal_number.item():
+                stop_cleanly(args, model, opt, step, rank, int(signal_number.item()))
+            first = (step * args.global_batch) % len(trials)
+            idx = order[np.arange(first, first + args.global_batch) % len(trials)]
+            mine = [trials[i] for i in idx[rank * share:(rank + 1) * share]]
+            target = torch.stack([torch.from_numpy(s.targets) for s in mine])
+            loss = bce(ddp(mine), target)  # mean over this share; DDP averages over processes
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if rank == 0 and (step + 1) % args.log_every == 0:
+                print(f"step {step + 1}/{args.steps}: loss {loss.item():.4f} (rank 0's share)",
+                      flush=True)
 
     if rank == 0:
         with torch.no_grad():
@@ -99,25 +130,58 @@ def main(argv=None):
         dist.destroy_process_group()
 
 
-def spawn(n, argv):
+def resume_command(argv, args):
+    return " ".join([sys.executable, *argv] + ([] if args.resume else ["--resume", args.state]))
+
+
+def stop_cleanly(args, model, opt, step, rank, signal_number):
+    """After an interrupt: rank 0 saves the state after `step` steps; every process leaves the
+    group and exits with 128 + the signal."""
+    if rank == 0:
+        os.makedirs(os.path.dirname(os.path.abspath(args.state)), exist_ok=True)
+        et.save_training_state(args.state, {"model": model.state_dict(),
+                                            "optimizer": opt.state_dict(), "step": step})
+        print(f"{signal.Signals(signal_number).name} before step {step + 1}: wrote {args.state} "
+              f"after step {step}", flush=True)
+        if "EGRET_SPAWNED" not in os.environ:  # else the spawner says it, with --spawn
+            print(f"resume with: {resume_command(sys.argv, args)}", flush=True)
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    sys.exit(128 + signal_number)
+
+
+def spawn(n, argv, args):
     """Runs this script in n processes on localhost (ranks 0..n-1); fails if any fails."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     rest = [a for i, a in enumerate(argv)
             if a != "--spawn" and not a.startswith("--spawn=") and (i == 0 or argv[i - 1] != "--spawn")]
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(n))
-    procs = [subprocess.Popen([sys.executable, __file__, *rest], env=dict(env, RANK=str(r)))
-             for r in range(n)]
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(n),
+               EGRET_SPAWNED="1")
+    # The workers get their own session, so that a Ctrl-C in the terminal reaches them once: from
+    # here, passed on (a second copy would end them at once, InterruptibleTraining).
+    procs = [subprocess.Popen([sys.executable, __file__, *rest], env=dict(env, RANK=str(r)),
+                              start_new_session=True) for r in range(n)]
+
+    def pass_on(signal_number, frame):
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal_number)
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, pass_on)
     # If one process fails, the others would wait in a collective: stop them.
     while any(p.poll() is None for p in procs):
-        if any(p.poll() not in (None, 0) for p in procs):
+        if any(p.poll() not in (None, 0, 130, 143) for p in procs):  # not an interrupt
             for p in procs:
                 if p.poll() is None:
                     p.terminate()
             break
         time.sleep(0.1)
     codes = [p.wait() for p in procs]
+    if codes and all(c == codes[0] and c in (130, 143) for c in codes):
+        print(f"resume with: {resume_command([__file__, *argv], args)}", flush=True)
+        raise SystemExit(codes[0])  # interrupted and saved: the workers' status
     if any(codes):
         raise SystemExit(f"distributed_delay_copy: process exit codes {codes}")
 

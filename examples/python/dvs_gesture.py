@@ -62,6 +62,9 @@ def main(argv=None):
     ap.add_argument("--state-regularizer", type=float, metavar="W",
                     help="add the state regulariser (the EGRU paper's L_act) with this weight")
     ap.add_argument("--out", default="out/python_dvs_gesture")
+    ap.add_argument("--resume", metavar="STATE.pt",
+                    help="continue an interrupted run from its training_state.pt (written every "
+                         "epoch and on Ctrl-C), with the same options")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     t_start = time.perf_counter()
@@ -111,29 +114,52 @@ def main(argv=None):
 
     log = [("epoch", "train_loss", "train_accuracy", "test_loss", "test_accuracy", "seconds")]
     t_train = time.perf_counter()
-    for epoch in range(1, args.epochs + 1):
-        order = rng.permutation(len(train))
-        losses, right = [], 0
-        bar = tqdm(range(0, len(order), args.batch_size), desc=f"epoch {epoch}/{args.epochs}",
-                   unit="batch", file=sys.stdout, leave=False)
-        for start in bar:
-            batch = [train[i] for i in order[start:start + args.batch_size]]
-            y = torch.tensor([labels[id(s)] for s in batch])
-            logits = model(batch)[:, 0, :]
-            loss = torch.nn.functional.cross_entropy(logits, y) + model.regularization
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            losses.append(loss.item() * len(batch))
-            right += int((logits.argmax(1) == y).sum())
-            bar.set_postfix(loss=f"{loss.item():.3f}")
-        test_loss, test_acc = evaluate(test)
-        log.append((epoch, sum(losses) / len(train), right / len(train), test_loss, test_acc,
-                    time.perf_counter() - t_train))
-        print(f"epoch {epoch:3d}: train loss {log[-1][1]:.4f}, accuracy {100 * log[-1][2]:.1f} %; "
-              f"held-out loss {test_loss:.4f}, accuracy {100 * test_acc:.1f} % "
-              f"({log[-1][5]:.1f} s)", flush=True)
+    epoch, state_path = 0, os.path.join(args.out, "training_state.pt")
+    if args.resume:
+        state = et.restore_snapshot(model, opt, et.load_training_state(args.resume))
+        epoch, log = state["epoch"], state["log"]
+        rng.bit_generator.state = state["numpy_rng"]
+        print(f"resuming from {args.resume} after epoch {epoch}")
+    resume_command = " ".join([sys.executable, *sys.argv] +
+                              ([] if args.resume else ["--resume", state_path]))
+    # After every complete epoch: what a resumed run needs to go on bit for bit.
+    last_complete = et.training_snapshot(model, opt, epoch=epoch, log=log,
+                                         numpy_rng=rng.bit_generator.state)
+    with et.InterruptibleTraining() as stop:
+        for epoch in range(epoch + 1, args.epochs + 1):
+            order = rng.permutation(len(train))
+            losses, right = [], 0
+            bar = tqdm(range(0, len(order), args.batch_size),
+                       desc=f"epoch {epoch}/{args.epochs}", unit="batch", file=sys.stdout,
+                       leave=False)
+            for start in bar:
+                if stop:  # Ctrl-C: keep the last complete epoch, say how to go on
+                    bar.close()
+                    et.save_training_state(state_path, last_complete)
+                    print(f"{stop.name} during epoch {epoch}: wrote {state_path} after epoch "
+                          f"{last_complete['epoch']}, the last complete one\n"
+                          f"resume with: {resume_command}", flush=True)
+                    sys.exit(stop.exit_status)
+                batch = [train[i] for i in order[start:start + args.batch_size]]
+                y = torch.tensor([labels[id(s)] for s in batch])
+                logits = model(batch)[:, 0, :]
+                loss = torch.nn.functional.cross_entropy(logits, y) + model.regularization
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                losses.append(loss.item() * len(batch))
+                right += int((logits.argmax(1) == y).sum())
+                bar.set_postfix(loss=f"{loss.item():.3f}")
+            test_loss, test_acc = evaluate(test)
+            log.append((epoch, sum(losses) / len(train), right / len(train), test_loss, test_acc,
+                        time.perf_counter() - t_train))
+            print(f"epoch {epoch:3d}: train loss {log[-1][1]:.4f}, accuracy "
+                  f"{100 * log[-1][2]:.1f} %; held-out loss {test_loss:.4f}, accuracy "
+                  f"{100 * test_acc:.1f} % ({log[-1][5]:.1f} s)", flush=True)
+            last_complete = et.training_snapshot(model, opt, epoch=epoch, log=log,
+                                                 numpy_rng=rng.bit_generator.state)
+            et.save_training_state(state_path, last_complete)
 
     net = model.to_network()
     results = net.simulate_batch(test, threads=args.threads)

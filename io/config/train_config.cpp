@@ -171,7 +171,7 @@ void parse_output_section(const json& root, TrainRunConfig& cfg, const std::stri
     cfg.out_dir = output["dir"].get<std::string>();
   }
   cfg.checkpoint_every =
-      static_cast<int>(integer(output, "checkpoint_every", 0, 0, origin, "output"));
+      static_cast<int>(integer(output, "checkpoint_every", 1, 0, origin, "output"));
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ struct TrainRunConfig {
   double stop_at_test_accuracy = 0;  // > 0: stop once held-out accuracy reaches it ...
   int stop_patience = 1;             // ... for this many consecutive epochs
   std::string out_dir = "out/train";
-  int checkpoint_every = 0;      // epochs; 0: only at the end
+  int checkpoint_every = 1;      // epochs; 0: only at the end (and on Ctrl-C)
   double rate_growth_limit = 3;  // the runaway guard (cli/training_loop.hpp); 0: off
 };
 

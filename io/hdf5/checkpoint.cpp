@@ -308,6 +308,8 @@ Checkpoint read_checkpoint_contents(const std::string& path) {
   if (version <= kNewestVersionNeedingLegacySettings)
     c.config_text = with_legacy_settings(c.config_text, path + ": configuration");
   c.rng_state = h5::read_string_attribute(f, "rng_state", path);
+  if (h5::has_attribute(f, "training_loop"))
+    c.loop_state = h5::read_string_attribute(f, "training_loop", path);
   h5::Id training = h5::open_group(f, "training", path);
   c.values = h5::read_doubles(training.get(), "values", path + ":/training");
   c.adam_m = h5::read_doubles(training.get(), "adam_m", path + ":/training");
@@ -328,6 +330,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& c, const Networ
   h5::write_attribute(f, "optimizer_steps", c.optimizer_steps);
   h5::write_attribute(f, "configuration", c.config_text);
   h5::write_attribute(f, "rng_state", c.rng_state);
+  if (!c.loop_state.empty()) h5::write_attribute(f, "training_loop", c.loop_state);
   {
     h5::Id training = h5::create_group(f, "training");
     h5::write_vector(training.get(), "values", c.values);

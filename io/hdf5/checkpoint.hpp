@@ -4,7 +4,7 @@
 // temporary name and renamed.
 //
 //   /            attrs egret_format = "egret-checkpoint", egret_format_version = 3,
-//                epoch, optimizer_steps, configuration, rng_state,
+//                epoch, optimizer_steps, configuration, rng_state, [training_loop],
 //                egret_integrity (CRC-64 of every other dataset and attribute, by path),
 //                egret_integrity_crc64 (CRC-64 of that table)
 //   /training/values, /training/adam_m, /training/adam_v     float64 [P]
@@ -36,6 +36,10 @@ struct Checkpoint {
   std::vector<double> adam_m, adam_v;
   std::int64_t optimizer_steps = 0;
   std::string rng_state;  // std::mt19937_64 state as text
+  // The training loop's own state at `epoch` (JSON, attr training_loop; empty when absent, as
+  // in older files and in those egret.Network.save_checkpoint writes): what else a
+  // resumed loop needs to go on as if it had not stopped (cli/training_checkpoint.hpp).
+  std::string loop_state;
   // /parameters, when written: "layer<l>.<name>" or "readout.<name>" -> values, row-major. The
   // trainable values above are in training coordinates (log tau, softplus^-1 theta), whose
   // round trip can move a value by an ulp; these are the values themselves.

@@ -19,7 +19,10 @@ positive, as ``egret train`` does); time constants are buffers unless
 """
 from __future__ import annotations
 
+import copy as _copy
 import json
+import os as _os
+import signal as _signal
 from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
@@ -261,5 +264,76 @@ class ContinuousEGRU(SingleLayer):
         super().__init__("continuous_egru", input_channels, units, **kwargs)
 
 
+class InterruptibleTraining:
+    """Ctrl-C (SIGINT) and SIGTERM as a request to stop cleanly, as ``egret train`` handles them.
+
+    Inside ``with InterruptibleTraining() as stop:`` the first such signal only sets
+    ``stop.signal`` (its number; ``bool(stop)`` is then true), which a training loop polls
+    between minibatches: it then saves the state of its last complete epoch
+    (:func:`save_training_state`), says how to resume and exits with ``stop.exit_status``
+    (128 + the signal, the shell's convention). The handler resets itself, so a second Ctrl-C
+    raises ``KeyboardInterrupt`` at once. Only the main thread can install signal handlers.
+    """
+
+    def __init__(self):
+        self.signal: Optional[int] = None
+        self._previous = {}
+
+    def _handle(self, signal_number, frame):
+        self.signal = signal_number
+        _signal.signal(signal_number, self._previous.get(signal_number, _signal.SIG_DFL))
+
+    def __enter__(self) -> "InterruptibleTraining":
+        for s in (_signal.SIGINT, _signal.SIGTERM):
+            self._previous[s] = _signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for s, handler in self._previous.items():
+            _signal.signal(s, handler)
+        return False
+
+    def __bool__(self) -> bool:
+        return self.signal is not None
+
+    @property
+    def name(self) -> str:
+        return _signal.Signals(self.signal).name if self.signal else ""
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + (self.signal or 0)
+
+
+def save_training_state(path: str, state: dict) -> None:
+    """``torch.save(state, path)`` under a temporary name, renamed into place when complete (a
+    crash or a second Ctrl-C never leaves a half-written file)."""
+    tmp = f"{path}.tmp-egret"
+    torch.save(state, tmp)
+    _os.replace(tmp, path)
+
+
+def load_training_state(path: str) -> dict:
+    """The state :func:`save_training_state` wrote (tensors on the CPU)."""
+    return torch.load(path, map_location="cpu")
+
+
+def training_snapshot(model: nn.Module, optimizer: torch.optim.Optimizer, **extra) -> dict:
+    """A deep copy of what a resumed run needs from torch: the model's and the optimizer's
+    state, and torch's global generator; ``extra`` (epoch, log, numpy generator state, ...) is
+    copied too."""
+    return _copy.deepcopy({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                           "torch_rng": torch.get_rng_state(), **extra})
+
+
+def restore_snapshot(model: nn.Module, optimizer: torch.optim.Optimizer, state: dict) -> dict:
+    """Puts a :func:`training_snapshot` back; returns it (for its extra entries)."""
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    torch.set_rng_state(state["torch_rng"])
+    return state
+
+
 __all__ = ["EventNetwork", "SingleLayer", "ContinuousEGRU", "EGRU", "to_torch_gru_gate_order",
-           "from_torch_gru_gate_order"]
+           "from_torch_gru_gate_order", "InterruptibleTraining", "save_training_state",
+           "load_training_state", "training_snapshot", "restore_snapshot"]

@@ -5,8 +5,10 @@ both equal the pipeline spelled out with egret's transforms; `egret classify` an
 egret.classify_recording give the same predictions per labelled window of a synthetic AEDAT 3.1
 gesture recording, equal to simulating the prepared samples directly, with the accuracy the
 gesture job printed for the same held-out recording; errors name the numbers; `egret --help`
-names every camera format the readers accept."""
+names every camera format the readers accept; every command has its help (options with defaults,
+an example that runs), and the parser accepts exactly the options the help names."""
 import json
+import pathlib
 import re
 
 import numpy as np
@@ -359,12 +361,36 @@ def test_help_names_every_camera_format_and_the_new_commands(egret_bin):
     assert "any cell family with a backward pass" in text
 
 
+COMMANDS = ["gesture", "demo", "simulate", "classify", "emulate", "inspect", "estimate", "train"]
+OPTION = re.compile(r"--[a-z][a-z-]*")
+
+
+def command_help(egret_bin, command):
+    """`egret COMMAND --help` in its parts: the usage (synopsis, description, the --precision
+    note); the options as {option: (its value's placeholder or None for a flag, its text)}; the
+    example."""
+    r = run([egret_bin, command, "--help"])
+    assert r.returncode == 0, (command, r.stderr)
+    text, example = r.stdout.split("example (from the repository root):\n")
+    usage, _, option_lines = text.partition("options:\n")
+    heads, texts = {}, {}
+    for line in option_lines.splitlines():
+        if line.startswith("  --"):  # "  --name VALUE   text", the text maybe on the next line
+            head, _, rest = line.strip().partition("  ")
+            name, _, value = head.partition(" ")
+            heads[name], texts[name] = value or None, rest
+        else:
+            texts[name] += " " + line
+    options = {k: (heads[k], " ".join(texts[k].split())) for k in heads}
+    return usage, options, example.strip()
+
+
 def test_every_command_has_its_own_help(egret_bin):
     """`egret COMMAND --help` and `-h` print that command's part of the usage (and nothing of the
-    others), exit 0 and do no work; an unknown command is named."""
+    others), then its options with their defaults and one example; exit 0 and do no work; an
+    unknown command is named."""
     whole = run([egret_bin, "--help"]).stdout
-    commands = ["gesture", "demo", "simulate", "classify", "emulate", "inspect", "estimate",
-                "train"]
+    commands = COMMANDS
     for command in commands:
         for flag in ("--help", "-h"):
             r = run([egret_bin, command, flag])
@@ -376,11 +402,102 @@ def test_every_command_has_its_own_help(egret_bin):
             for other in commands:
                 if other != command:
                     assert f"  egret {other} " not in r.stdout, (command, other)
-            # Every line is one of the whole usage's.
-            assert all(line in whole.splitlines() for line in lines[1:]), command
+            # Every line of the usage part is one of the whole usage's; the synopsis and the
+            # description are one block of it.
+            usage, options, example = command_help(egret_bin, command)
+            assert all(line in whole.splitlines() for line in usage.splitlines()[1:]), command
+            block = usage[len("usage:\n"):].split("  --precision float|double")[0]
+            assert "\n" + block in whole, command
+            assert r.stdout == run([egret_bin, "help", command]).stdout
         assert ("--precision" in r.stdout) == ("[--precision P]" in r.stdout), command
+        # The options section lists exactly the options the usage names, each with its default
+        # or as required (or one of two required).
+        assert set(options) == set(OPTION.findall(usage)) - {"--precision"} | (
+            {"--precision"} if "[--precision P]" in usage else set()), command
+        for option, (_, text) in options.items():
+            assert "; default: " in text or "required" in text, \
+                (command, option, text)
+        # The example is one command line of this command, with its options only.
+        words = example.split()
+        assert words[0] == "build/egret", example
+        assert command == "gesture" or words[1] == command, example
+        assert set(OPTION.findall(example)) <= set(options), example
+    r = run([egret_bin, "demo", "--help"])
+    assert "  --samples S                   samples simulated in parallel; default: 8" in r.stdout
+    assert "example (from the repository root):\n  build/egret demo --samples 4" in r.stdout
     # After other options too: the help, not the run (missing.json is never read).
     r = run([egret_bin, "train", "--config", "missing.json", "--help"])
     assert r.returncode == 0 and "egret train --config" in r.stdout
+    r = run([egret_bin, "train", "--config", "--help"])
+    assert r.returncode == 0 and "egret train --config" in r.stdout
     r = run([egret_bin, "bogus", "--help"])
     assert r.returncode == 1 and "unknown command 'bogus'" in r.stderr
+    r = run([egret_bin, "help", "bogus"])
+    assert r.returncode == 1 and "unknown command 'bogus'" in r.stderr
+    assert run([egret_bin, "help"]).stdout == whole == run([egret_bin, "-h"]).stdout
+
+
+def test_each_command_accepts_the_options_its_help_names_and_no_other(egret_bin):
+    """The parser and the help are one list: every option a command's help names is accepted
+    (`egret COMMAND OPTION VALUE --help` prints the help), every option of another command's help
+    is refused naming the command, and every option the commands' code reads (a "--name" in
+    cli/*.cpp) is in some command's help."""
+    documented = {c: command_help(egret_bin, c)[1] for c in COMMANDS}
+    everything = set().union(*documented.values())
+    for command in COMMANDS:
+        for option in sorted(everything):
+            value = documented[command].get(option, (None,))[0]
+            r = run([egret_bin, command, option] + ([] if value is None else ["1"]) + ["--help"])
+            if option in documented[command]:
+                assert r.returncode == 0 and r.stdout.startswith("usage:"), (command, option,
+                                                                             r.stderr)
+            else:
+                assert r.returncode == 1, (command, option)
+                assert f"unknown option '{option}' for egret {command} (see egret {command} " \
+                    "--help)" in r.stderr, r.stderr
+    read_by_code = set()
+    for source in (ROOT / "cli").glob("*.cpp"):
+        read_by_code |= set(re.findall(r'"(--[a-z][a-z-]*)"', source.read_text()))
+    assert read_by_code - {"--help", "--version"} <= everything, \
+        read_by_code - everything - {"--help", "--version"}
+    # A positional argument only where the help shows one.
+    r = run([egret_bin, "demo", "extra"])
+    assert r.returncode == 1 and "unexpected argument 'extra' (see egret demo --help)" in r.stderr
+    r = run([egret_bin, "inspect", "a.h5", "b.h5"])
+    assert r.returncode == 1 and "unexpected argument 'b.h5'" in r.stderr
+
+
+def test_camera_formats_agree_in_the_readers_the_help_and_the_readme(egret_bin):
+    """The formats detect_camera_format tells apart are the ones read_camera_file dispatches,
+    egret.CAMERA_FORMATS (kCameraFormats) lists, `egret --help` and `egret inspect --help` name
+    and the README's tour lists, in the same order: a reader added without its name fails here."""
+    source = (ROOT / "camera" / "formats" / "camera_readers.cpp").read_text()
+    detect = source.split("std::string detect_camera_format(")[1].split("\n}\n")[0]
+    dispatch = source.split("CameraFileInfo read_camera_file(")[1].split("\n}\n")[0]
+    ids = [i for i, _ in egret.CAMERA_FORMATS]
+    assert set(re.findall(r'return "(\w+)";', detect)) == set(ids)
+    assert set(re.findall(r'format == "(\w+)"', dispatch)) == set(ids)
+    names = [name for _, name in egret.CAMERA_FORMATS]
+    listed = ", ".join(names[:-1]) + " and " + names[-1]
+    for args in (["--help"], ["inspect", "--help"]):
+        text = " ".join(run([egret_bin, *args]).stdout.split())
+        assert f"found by header and extension: {listed} (fields x, y, p, t)." in text, args
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"summarises a recording in any of these formats: {listed} (fields x, y, p, t)" \
+        in readme
+
+
+def test_the_help_examples_run(egret_bin, tmp_path):
+    """Every command's example runs as printed, in a folder laid out like the repository (its
+    examples/ and build/), in the help's order so that inspect and estimate find the files
+    emulate and simulate wrote; except the main job's and classify's (a minute each; the README
+    tour runs both, scripts/tour.sh)."""
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    (tmp_path / "build").symlink_to(pathlib.Path(egret_bin).resolve().parent)
+    order = ["demo", "simulate", "emulate", "inspect", "estimate", "train"]
+    for command in order:
+        example = command_help(egret_bin, command)[2]
+        r = run(example.split(), cwd=tmp_path)
+        assert r.returncode == 0, (example, r.stderr)
+    assert (tmp_path / "estimate.json").stat().st_size > 0
+    assert (tmp_path / "out" / "delay_copy" / "checkpoint.h5").stat().st_size > 0

@@ -3,6 +3,9 @@ differences; composition with torch modules and losses; errors; and data-paralle
 with torch.distributed (2 gloo processes on localhost) equal to one process on the global batch."""
 import json
 import os
+import random
+import re
+import signal
 import socket
 import subprocess
 import sys
@@ -245,6 +248,34 @@ def test_distributed_data_parallel_equals_one_process(tmp_path):
     assert moved > 1e-2
     assert other > 1e-4  # the comparison can tell different training runs apart
     assert diff < 1e-12
+
+    # Interrupted: Ctrl-C to the spawner before a random step; the workers agree on it, rank 0
+    # saves, all exit 130; resumed as told, the parameters equal the uninterrupted two-process
+    # run's bit for bit.
+    step = random.Random().randint(1, 10)
+    cut_args = [*args, "--spawn", "2", "--log-every", "1", "--state", str(tmp_path / "state.pt"),
+                "--save", str(tmp_path / "cut.npz")]
+    p = subprocess.Popen([sys.executable, str(script), *cut_args], env=single_env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    out = []
+    for line in p.stdout:
+        out.append(line)
+        if line.startswith(f"step {step}/12:"):
+            p.send_signal(signal.SIGINT)
+    p.wait(timeout=300)
+    out = "".join(out)
+    assert p.returncode == 130, (step, out, p.stderr.read())
+    m = re.search(r"SIGINT before step (\d+): wrote \S+state.pt after step (\d+)", out)
+    assert m and int(m.group(2)) >= step, (step, out)
+    assert not (tmp_path / "cut.npz").exists()
+    resume = re.search(r"^resume with: (.*)$", out, re.M).group(1).split()
+    assert resume[-2:] == ["--resume", str(tmp_path / "state.pt")] and "--spawn" in resume
+    r = subprocess.run(resume, env=single_env, capture_output=True, text=True, timeout=300,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert f"resuming from {tmp_path / 'state.pt'} after step {m.group(2)}" in r.stdout
+    cut = np.load(tmp_path / "cut.npz")
+    assert all(np.array_equal(cut[k], two[k]) for k in two), step
 
 
 def test_float32_model_runs_and_matches_float64():
