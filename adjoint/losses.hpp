@@ -18,11 +18,35 @@ namespace egret {
 
 enum class LossKind { kSoftmaxCrossEntropy, kBinaryCrossEntropy, kMeanSquaredError };
 
-inline LossKind parse_loss_kind(const std::string& name) {
+// Old loss names that users' code and configurations still use (issue 38), with the current name.
+// Each is accepted for one release (with a warning the caller shows its user), then removed.
+struct RenamedLoss {
+  const char* old_name;
+  const char* new_name;
+};
+inline constexpr RenamedLoss kRenamedLosses[] = {{"cross_entropy", "softmax_cross_entropy"}};
+
+// The current name for a renamed loss, or nullptr when `name` was not renamed.
+inline const char* renamed_loss(const std::string& name) {
+  for (const auto& r : kRenamedLosses)
+    if (name == r.old_name) return r.new_name;
+  return nullptr;
+}
+
+// The warning shown when a deprecated loss name is used; `where` says where it was given.
+inline std::string renamed_loss_warning(const std::string& where, const std::string& name) {
+  return where + ": the loss '" + name + "' is deprecated; use '" + renamed_loss(name) +
+         "' (the old name is accepted until the next release)";
+}
+
+// Parses a current loss name; a renamed one is parsed as its new name (callers warn first).
+inline LossKind parse_loss_kind(const std::string& given) {
+  const char* renamed = renamed_loss(given);
+  const std::string name = renamed ? renamed : given;
   if (name == "softmax_cross_entropy") return LossKind::kSoftmaxCrossEntropy;
   if (name == "binary_cross_entropy") return LossKind::kBinaryCrossEntropy;
   if (name == "mean_squared_error") return LossKind::kMeanSquaredError;
-  throw std::invalid_argument("unknown loss '" + name +
+  throw std::invalid_argument("unknown loss '" + given +
                               "' (known: softmax_cross_entropy, binary_cross_entropy, "
                               "mean_squared_error)");
 }

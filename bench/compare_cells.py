@@ -187,7 +187,8 @@ def train_cell(cell, task, train, test, classes, dt, args, seed, input_share):
         epoch_seconds.append(time.perf_counter() - started)
         print(f"  {task} {cell} seed {seed} epoch {epoch}/{epochs}: loss {total / len(train):.3f}, "
               f"training accuracy {100 * right / len(train):.1f} %, {rate / batches:.1f} events "
-              f"per unit per s, activity sparsity {sparsity / batches:.3f} "
+              f"per unit per s, activity sparsity {sparsity / batches:.3f} (NeuroBench, {dt:g} ms "
+              f"step) "
               f"({epoch_seconds[-1]:.0f} s)", flush=True)
     with torch.no_grad():
         logits = model(test)[:, 0, :]
@@ -376,7 +377,7 @@ def run_one(task, cell, data, args, seed, share, sweep, results, results_path):
     row.update(measure(net, test, task, name, dt, args.out))
     print(f"{task} {cell} seed {seed}{' input share %g' % share if share < 1 else ''}: "
           f"held-out accuracy {100 * acc:.1f} %, ActivationSparsity "
-          f"{row['ActivationSparsity']:.3f}, Loihi "
+          f"{row['ActivationSparsity']:.3f} (NeuroBench, {dt:g} ms step), Loihi "
           f"{row['energy_j_loihi_davies2018'] * 1e6:.3g} uJ per sample", flush=True)
     keep(row, results, results_path)
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace egret {
@@ -30,7 +31,14 @@ inline constexpr int kMaxSensorSide = 65535;
 struct SensorSize {
   int width = 0;  // 0: unknown
   int height = 0;
+  bool known() const { return width > 0 && height > 0; }
 };
+
+// The sensor as printed: "640x480 sensor", or that the file does not say (never "0x0").
+inline std::string sensor_text(SensorSize s) {
+  if (!s.known()) return "sensor size not recorded in the file";
+  return std::to_string(s.width) + "x" + std::to_string(s.height) + " sensor";
+}
 
 struct CameraRecording {
   SensorSize sensor;

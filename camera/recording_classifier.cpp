@@ -235,7 +235,8 @@ RecordingClassification classify_recording(const std::string& checkpoint_path,
 nlohmann::json classification_json(const RecordingClassification& c) {
   nlohmann::json j;
   j["format"] = c.format;
-  j["sensor"] = {c.sensor.width, c.sensor.height};
+  j["sensor"] = c.sensor.known() ? nlohmann::json{c.sensor.width, c.sensor.height}
+                                 : nlohmann::json(nullptr);  // not recorded in the file
   j["input_sensor"] = {c.input_sensor.width, c.input_sensor.height};
   j["input_channels"] = c.input_channels;
   j["first_us"] = c.span.first_us;

@@ -32,11 +32,10 @@ int run_classify(const Args& args) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const RecordingPreprocessing& p = c.preprocessing;
-  std::printf(
-      "recording: %s (%s, %dx%d sensor), %llu events, %.6f .. %.6f s; first event at %lld us\n",
-      recording.c_str(), c.format.c_str(), c.sensor.width, c.sensor.height,
-      static_cast<unsigned long long>(c.span.events), c.span.first_us * 1e-6, c.span.last_us * 1e-6,
-      static_cast<long long>(c.span.first_us));
+  std::printf("recording: %s (%s, %s), %llu events, %.6f .. %.6f s; first event at %lld us\n",
+              recording.c_str(), c.format.c_str(), sensor_text(c.sensor).c_str(),
+              static_cast<unsigned long long>(c.span.events), c.span.first_us * 1e-6,
+              c.span.last_us * 1e-6, static_cast<long long>(c.span.first_us));
   std::printf("preprocessing from %s: %s\n",
               c.preprocessing_from_task ? "the checkpoint's task section"
                                         : "the defaults (the checkpoint has no task section)",

@@ -16,12 +16,17 @@ struct Args {
   Options options;
 };
 
+// The egret command as the user invoked it (the command line's first word, e.g. build/egret;
+// "egret" without one), for commands printed to be copied, such as how to resume.
+std::string program_name(const Options& options);
+
 long parse_positive_int(const std::string& s, const char* what);
 double parse_time(const std::string& s, const char* what);
 double parse_nonnegative(const std::string& s, const char* what);
 
-// Output locations are checked before any work starts: the directory exists (or is created)
-// and a file can be created in it. `what` names the option, e.g. "--out".
+// Output locations are checked before any work starts, `what` naming the option (e.g. "--out"):
+// a run directory is created if absent; an output file's folder must exist (a mistyped path is
+// an error naming the folder, not a new folder). Either must take new files.
 void check_output_directory(const std::string& dir, const std::string& what);
 void check_output_file(const std::string& path, const std::string& what);
 

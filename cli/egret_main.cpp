@@ -66,6 +66,12 @@ egret::cli::Args parse_args(int argc, char** argv, int first, const CommandHelp&
 
 namespace egret::cli {
 
+std::string program_name(const Options& options) {
+  const auto it = options.find("command_line");
+  if (it == options.end() || it->second.empty()) return "egret";
+  return it->second.substr(0, it->second.find(' '));
+}
+
 long parse_positive_int(const std::string& s, const char* what) {
   char* end = nullptr;
   const long v = std::strtol(s.c_str(), &end, 10);
@@ -91,13 +97,11 @@ double parse_time(const std::string& s, const char* what) {
   return v;
 }
 
-void check_output_directory(const std::string& dir, const std::string& what) {
+namespace {
+
+// Fails unless files can be created in the existing directory `dir`.
+void check_directory_takes_files(const std::string& dir, const std::string& what) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir))
-    throw std::runtime_error(what + " " + dir + ": cannot create the directory" +
-                             (ec ? ": " + ec.message() : std::string(" (a file is in the way)")));
   const std::string probe =
       (fs::path(dir) / (".egret-write-test-" + std::to_string(::getpid()))).string();
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -108,12 +112,30 @@ void check_output_directory(const std::string& dir, const std::string& what) {
   ::unlink(probe.c_str());
 }
 
+}  // namespace
+
+void check_output_directory(const std::string& dir, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir))
+    throw std::runtime_error(what + " " + dir + ": cannot create the directory" +
+                             (ec ? ": " + ec.message() : std::string(" (a file is in the way)")));
+  check_directory_takes_files(dir, what);
+}
+
 void check_output_file(const std::string& path, const std::string& what) {
   namespace fs = std::filesystem;
   if (path.empty()) throw std::invalid_argument(what + ": empty path");
   if (fs::is_directory(path)) throw std::runtime_error(what + " " + path + ": is a directory");
   const fs::path parent = fs::path(path).parent_path();
-  check_output_directory(parent.empty() ? "." : parent.string(), what);
+  const std::string dir = parent.empty() ? "." : parent.string();
+  std::error_code ec;
+  if (!fs::exists(dir, ec))  // a mistyped path makes no folders: only run directories are made
+    throw std::runtime_error(what + " " + path + ": the folder " + dir + " does not exist");
+  if (!fs::is_directory(dir, ec))
+    throw std::runtime_error(what + " " + path + ": " + dir + " is not a folder");
+  check_directory_takes_files(dir, what);
 }
 
 }  // namespace egret::cli

@@ -51,7 +51,8 @@ struct GestureJob {
   const ActivityRegularizer* activity = nullptr;  // --activity-regularizer: likewise
   StateRegularizer state_value;
   ActivityRegularizer activity_value;
-  bool resuming = false;  // --resume: finished runs are read back, interrupted ones go on
+  bool resuming = false;          // --resume: finished runs are read back, interrupted ones go on
+  std::string program = "egret";  // as invoked, for the resume command
 };
 
 double seconds_since(Clock::time_point t) {
@@ -155,7 +156,7 @@ GestureRun train_one(const GestureJob& job, const GestureModel& model, std::uint
   loop.epochs = epochs;
   loop.out_dir = dir;
   loop.config_text = config_text;
-  loop.resume_command = "egret --resume " + job.out_dir;
+  loop.resume_command = job.program + " --resume " + job.out_dir;
   if (job.resuming) resume_run(trainer, dir, config_text, loop);
   // A fresh random view of every training gesture each epoch, the same for every model.
   if (job.augmentation.enabled)
@@ -411,9 +412,9 @@ Options resumed_job_options(const Options& given) {
   return o;
 }
 
-[[noreturn]] void stop_between_runs(const std::string& out_dir) {
-  std::printf("\n%s between runs: the finished runs are kept\nresume with: egret --resume %s\n",
-              signal_name(interrupt_signal()), out_dir.c_str());
+[[noreturn]] void stop_between_runs(const GestureJob& job) {
+  std::printf("\n%s between runs: the finished runs are kept\nresume with: %s --resume %s\n",
+              signal_name(interrupt_signal()), job.program.c_str(), job.out_dir.c_str());
   std::fflush(stdout);
   throw Interrupted(interrupt_signal());
 }
@@ -424,6 +425,7 @@ int run_gesture(const Options& given) {
   const Options options = given.count("--resume") ? resumed_job_options(given) : given;
   GestureJob job = parse_job(options);
   job.resuming = given.count("--resume") > 0;
+  job.program = program_name(given);
   check_output_directory(job.out_dir, "--out");
   write_job_options(job.out_dir, options);
   const auto t_start = Clock::now();
@@ -446,7 +448,7 @@ int run_gesture(const Options& given) {
   const InterruptGuard interrupts;  // Ctrl-C: the finished runs and the training are kept
   for (const GestureModel& m : models)
     for (const std::uint64_t seed : job.seeds) {
-      if (interrupt_requested()) stop_between_runs(job.out_dir);
+      if (interrupt_requested()) stop_between_runs(job);
       const std::string run_dir = job.out_dir + "/" + m.name + "/seed" + std::to_string(seed);
       check_output_directory(run_dir, "--out");
       runs.push_back(with_precision(job.precision, [&](auto scalar) {

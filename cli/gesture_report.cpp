@@ -63,7 +63,9 @@ void add_held_out_counts(GestureRun& run, const SamplesTraceSummary& held_out,
                          std::uint64_t samples, std::size_t scalar_bytes) {
   std::uint64_t active = 0, unit_steps = 0;
   double rate_units = 0, units = 0;
+  run.activity_step_ms = held_out.layers.empty() ? std::nan("") : held_out.layers[0].step_ms;
   for (const LayerCounts& c : held_out.layers) {
+    if (c.step_ms != run.activity_step_ms) run.activity_step_ms = std::nan("");
     const MetricTable m = layer_metrics(c, samples, held_out.simulated_ms, scalar_bytes);
     run.effective_macs += metric(m, "Effective_MACs");
     run.effective_acs += metric(m, "Effective_ACs");
@@ -104,6 +106,7 @@ std::vector<GestureRow> gesture_rows(const std::vector<GestureRun>& runs) {
       row.seeds.push_back(r->seed);
       row.parameters = r->parameters;
       row.held_out = r->total;
+      row.activity_step_ms = r->activity_step_ms;
       v["accuracy"].push_back(r->accuracy());
       v["macs"].push_back(r->effective_macs);
       v["acs"].push_back(r->effective_acs);
@@ -129,20 +132,28 @@ void print_gesture_table(const std::vector<GestureRow>& rows) {
   std::printf(
       "\nThe EGRU paper's Table 1, analog (held-out users; mean ± sd over seeds; per held-out "
       "sample):\n");
-  std::printf("%-44s %9s %11s %11s %15s %9s %9s %14s %12s %8s\n", "model", "params", "eff. MACs",
-              "eff. ACs", "accuracy", "act.sp.", "bwd.sp.", "Loihi energy", "CMOS energy", "train");
+  std::printf("%-44s %9s %11s %11s %15s %15s %9s %14s %12s %8s\n", "model", "params", "eff. MACs",
+              "eff. ACs", "accuracy", "act.sp. (step)", "bwd.sp.", "Loihi energy", "CMOS energy",
+              "train");
   for (const GestureRow& r : rows) {
-    char acc[32], bwd[16];
+    char acc[32], bwd[16], act[40];
     std::snprintf(acc, sizeof acc, "%.1f ± %.1f %%", 100 * r.accuracy.mean, 100 * r.accuracy.sd);
+    if (std::isfinite(r.activity_step_ms))
+      std::snprintf(act, sizeof act, "%.3f (%g ms)", r.activity_sparsity.mean, r.activity_step_ms);
+    else
+      std::snprintf(act, sizeof act, "%.3f", r.activity_sparsity.mean);
     if (std::isfinite(r.backward_sparsity.mean))
       std::snprintf(bwd, sizeof bwd, "%.3f", r.backward_sparsity.mean);
     else
       std::snprintf(bwd, sizeof bwd, "-");
-    std::printf("%-44s %9llu %11.4g %11.4g %16s %9.3f %9s %11.3g uJ %9.3g uJ %7.0f s\n",
+    std::printf("%-44s %9llu %11.4g %11.4g %16s %15s %9s %11.3g uJ %9.3g uJ %7.0f s\n",
                 r.title.c_str(), static_cast<unsigned long long>(r.parameters),
-                r.effective_macs.mean, r.effective_acs.mean, acc, r.activity_sparsity.mean, bwd,
+                r.effective_macs.mean, r.effective_acs.mean, acc, act, bwd,
                 r.energy_loihi_j.mean * 1e6, r.energy_cmos_j.mean * 1e6, r.train_seconds.mean);
   }
+  std::printf(
+      "(act.sp.: NeuroBench's ActivationSparsity, 1 - active / all (unit, step) pairs of the "
+      "hidden layers over the held-out samples, at the model's step)\n");
 }
 
 nlohmann::json gesture_run_json(const GestureRun& r) {
@@ -156,6 +167,7 @@ nlohmann::json gesture_run_json(const GestureRun& r) {
           {"effective_macs", r.effective_macs},
           {"effective_acs", r.effective_acs},
           {"activity_sparsity", number_or_null(r.activity_sparsity)},
+          {"activity_step_ms", number_or_null(r.activity_step_ms)},
           {"backward_sparsity", number_or_null(r.backward_sparsity)},
           {"events_per_unit_per_s", r.events_per_unit_per_s},
           {"energy_j_loihi_davies2018", r.energy_loihi_j},
@@ -179,6 +191,7 @@ GestureRun gesture_run_from_json(const nlohmann::json& j) {
   r.effective_macs = number("effective_macs");
   r.effective_acs = number("effective_acs");
   r.activity_sparsity = number("activity_sparsity");
+  if (j.contains("activity_step_ms")) r.activity_step_ms = number("activity_step_ms");  // since #38
   r.backward_sparsity = number("backward_sparsity");
   r.events_per_unit_per_s = number("events_per_unit_per_s");
   r.energy_loihi_j = number("energy_j_loihi_davies2018");
@@ -212,6 +225,7 @@ void write_gesture_report(const std::string& out_dir, const std::vector<GestureR
                          {"effective_acs", spread_json(r.effective_acs)},
                          {"accuracy", spread_json(r.accuracy)},
                          {"activity_sparsity", spread_json(r.activity_sparsity)},
+                         {"activity_step_ms", number_or_null(r.activity_step_ms)},
                          {"backward_sparsity", spread_json(r.backward_sparsity)},
                          {"energy_j_loihi_davies2018", spread_json(r.energy_loihi_j)},
                          {"energy_j_cmos45_horowitz2014", spread_json(r.energy_cmos_j)},

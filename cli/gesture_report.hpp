@@ -3,6 +3,7 @@
 // (scripts/plot_gesture.py draws it from the JSON).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -20,6 +21,7 @@ struct GestureRun {
   std::uint64_t parameters = 0;
   double effective_macs = 0, effective_acs = 0;  // per held-out sample, all hidden layers
   double activity_sparsity = 0;                  // 1 - active / all unit-steps, all layers
+  double activity_step_ms = std::nan("");        // their step (NaN: the layers' steps differ)
   double backward_sparsity = 0;                  // NaN for an exact adjoint or a dense model
   double events_per_unit_per_s = 0;
   double energy_loihi_j = 0, energy_cmos_j = 0;  // per held-out sample
@@ -52,7 +54,8 @@ struct GestureRow {
   std::uint64_t parameters = 0;
   Spread accuracy, effective_macs, effective_acs, activity_sparsity, backward_sparsity,
       energy_loihi_j, energy_cmos_j, train_seconds;
-  int held_out = 0;  // held-out samples per seed
+  double activity_step_ms = std::nan("");  // the seeds' (the same model: the same step)
+  int held_out = 0;                        // held-out samples per seed
 };
 
 std::vector<GestureRow> gesture_rows(const std::vector<GestureRun>& runs);

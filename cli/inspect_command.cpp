@@ -1,4 +1,5 @@
 // `egret inspect`: a summary of a trace file or of an event-camera recording.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -18,16 +19,24 @@ namespace {
 int inspect_camera_file(const std::string& path) {
   std::uint64_t on = 0;
   std::int64_t first = -1, last = -1;
+  int max_x = -1, max_y = -1;  // the extent the events reach: a lower bound of the sensor
   const auto info = egret::read_camera_file(path, [&](const egret::CameraEvent* e, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) on += e[i].p;
+    for (std::size_t i = 0; i < n; ++i) {
+      on += e[i].p;
+      max_x = std::max<int>(max_x, e[i].x);
+      max_y = std::max<int>(max_y, e[i].y);
+    }
     if (n > 0 && first < 0) first = e[0].t;
     if (n > 0) last = e[n - 1].t;
   });
-  std::printf(
-      "%s: %s event-camera recording, sensor %dx%d, %llu events (%llu other records "
-      "skipped)\n",
-      path.c_str(), info.format.c_str(), info.sensor.width, info.sensor.height,
-      static_cast<unsigned long long>(info.events), static_cast<unsigned long long>(info.skipped));
+  std::string sensor = egret::sensor_text(info.sensor);
+  if (!info.sensor.known() && info.events > 0)
+    sensor += " (the events reach " + std::to_string(max_x + 1) + "x" + std::to_string(max_y + 1) +
+              ": inferred, a lower bound)";
+  std::printf("%s: %s event-camera recording, %s, %llu events (%llu other records skipped)\n",
+              path.c_str(), info.format.c_str(), sensor.c_str(),
+              static_cast<unsigned long long>(info.events),
+              static_cast<unsigned long long>(info.skipped));
   if (info.events > 0) {
     const double span_s = static_cast<double>(last - first) * 1e-6;
     std::printf("time %.6f .. %.6f s (%.3f s), %.0f events/s, ON share %.3f\n", first * 1e-6,

@@ -180,11 +180,10 @@ egret::Sample<double> prepare_recording_input(const Args& args, const std::strin
   const auto notes = egret::check_recording_window(span, start, p.window_us, path);
   auto sample = egret::prepare_recording_window(rec.events, rec.sensor, p, start);
 
-  std::printf(
-      "recording: %s (%s, %dx%d sensor), %llu events, %.6f .. %.6f s; first event at %lld us\n",
-      path.c_str(), info.format.c_str(), rec.sensor.width, rec.sensor.height,
-      static_cast<unsigned long long>(span.events), span.first_us * 1e-6, span.last_us * 1e-6,
-      static_cast<long long>(span.first_us));
+  std::printf("recording: %s (%s, %s), %llu events, %.6f .. %.6f s; first event at %lld us\n",
+              path.c_str(), info.format.c_str(), egret::sensor_text(rec.sensor).c_str(),
+              static_cast<unsigned long long>(span.events), span.first_us * 1e-6,
+              span.last_us * 1e-6, static_cast<long long>(span.first_us));
   std::printf("window: %lld .. %lld us (%s), shifted to start at 0 ms: %.6g ms\n",
               static_cast<long long>(start), static_cast<long long>(start + p.window_us),
               given_start ? "from --start-us" : "from the recording's first event",
@@ -259,6 +258,11 @@ int run_simulate(const Args& args, const std::string& command_line) {
         throw std::invalid_argument(std::string(k) + " applies to a camera recording; " +
                                     input_path + " is read as CSV events (t_ms,channel[,value])");
     input = egret::read_input_events_csv(input_path, cfg.input_channels);
+    // A run without input is useful (a network's resting activity), a file that meant to hold
+    // events and holds none is a mistake: said, not refused.
+    if (input.size() == 0)
+      std::fprintf(stderr, "egret: warning: %s: no events: the network runs without input\n",
+                   input_path.c_str());
   }
   if (args.options.count("--dump-input")) write_input_csv(args.options.at("--dump-input"), input);
   const std::string trace_path = args.options.count("--trace") ? args.options.at("--trace") : "";

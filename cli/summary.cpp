@@ -19,8 +19,9 @@ void print_layer_metrics(const std::vector<std::string>& types,
                 effective > 0 ? dense / effective : 0.0, egret::metric(t, "dense_step_ms"));
   }
   std::printf(
-      "(counts per sample; Dense: the same layer run densely at its tick, or at \"dense_step\" "
-      "for continuous layers; docs/metrics.md)\n");
+      "(counts per sample; activ.sparse: NeuroBench's ActivationSparsity, 1 - active / all (unit, "
+      "step) pairs, and Dense: the same layer run densely, both at the layer's step: its tick, or "
+      "\"dense_step\" for continuous layers; docs/metrics.md)\n");
 }
 
 }  // namespace egret::cli

@@ -112,7 +112,7 @@ void write_test_trace(const std::string& path, const Network<Scalar>& trained,
 // How to go on after an interrupt: the checkpoint and the command line's overrides of the
 // configuration stored in it (the epochs and precision; the folder is the checkpoint's).
 std::string resume_command(const Options& options, const TrainRunConfig& cfg) {
-  std::string c = "egret train --resume " + cfg.out_dir + "/checkpoint.h5";
+  std::string c = program_name(options) + " train --resume " + cfg.out_dir + "/checkpoint.h5";
   if (options.count("--epochs")) c += " --epochs " + options.at("--epochs");
   if (options.count("--precision")) c += " --precision " + options.at("--precision");
   return c;

@@ -75,9 +75,13 @@ void print_epoch(int epoch, const BatchStats& s, const BatchStats& test, double 
   char backward[48] = "";
   if (s.surrogate_pairs > 0)
     std::snprintf(backward, sizeof backward, "  bwd sparsity %.3f", s.backward_sparsity());
-  char activity[40] = "";
-  if (s.unit_steps > 0)
-    std::snprintf(activity, sizeof activity, "  act sparsity %.3f", s.activity_sparsity());
+  char activity[80] = "";  // NeuroBench's ActivationSparsity (docs/metrics.md) at its step
+  if (s.unit_steps > 0 && std::isnan(s.activity_step_ms))
+    std::snprintf(activity, sizeof activity, "  activity sparsity %.3f (NeuroBench, layers' steps)",
+                  s.activity_sparsity());
+  else if (s.unit_steps > 0)
+    std::snprintf(activity, sizeof activity, "  activity sparsity %.3f (NeuroBench, %g ms step)",
+                  s.activity_sparsity(), s.activity_step_ms);
   std::printf(
       "epoch %4d  loss %.4f  %s %5.1f%%  | held-out loss %.4f  %s %5.1f%%  | "
       "%6.1f ev/unit/s%s  %8.0f events/s%s  |g| %.3g%s  %.1f s\n",

@@ -47,6 +47,10 @@ bool is_header(const std::vector<std::string>& f) {
 InputStream<double> read_input_events_csv(const std::string& path, Index channels) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open input event file");
+  // Nothing at all, not even a header, is what a failed export leaves: refused, like an empty
+  // camera recording. A header without events is a run without input (the caller says so).
+  if (in.peek() == std::ifstream::traits_type::eof())
+    throw std::invalid_argument(path + ": empty file (0 bytes): no events");
   std::vector<InputEvent<double>> events;
   std::string line;
   bool first = true;

@@ -11,7 +11,8 @@
 
 namespace egret {
 
-// Errors name the file and line. The stream is validated against `channels`.
+// Errors name the file and line. The stream is validated against `channels`. A 0-byte file is
+// an error ("empty file"); a file with only a header or comments gives an empty stream.
 InputStream<double> read_input_events_csv(const std::string& path, Index channels);
 
 void write_trace_csv(const std::string& path, const std::vector<TraceEvent<double>>& trace);

@@ -43,7 +43,7 @@ CHECKS = [
     (r"^build/egret emulate ", ["events.aedat"],
      [r"\d+ events \(ON share 0\.\d+\) from 128x128 frames written to events\.aedat"]),
     (r"^build/egret inspect events\.aedat", [],
-     [r"events\.aedat: aedat31 event-camera recording, sensor 128x128, [1-9]\d* events"]),
+     [r"events\.aedat: aedat31 event-camera recording, 128x128 sensor, [1-9]\d* events"]),
     (r"^build/egret(?=\s*(#|$))",
      [f"out/dvs_gesture/{f}" for f in ("checkpoint.h5", "trace.h5", "training_log.csv",
                                        "results.json", "table1.csv")],

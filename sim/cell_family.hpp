@@ -15,21 +15,23 @@
 #include <vector>
 
 #include "sim/layer.hpp"
+#include "sim/value_range.hpp"
 
 namespace egret {
 
 // One configuration key of a layer. A key inside an object of the layer's configuration is
-// named "object.key" (e.g. "init.bias_z" for {"init": {"bias_z": 0.8}}).
+// named "object.key" (e.g. "init.bias_z" for {"init": {"bias_z": 0.8}}). Its range is every
+// bound a single value of it has (docs/model.md states the same): the configuration is checked
+// against it before a layer is built, so the family's own validation never refuses a value the
+// range admits, nor in other words.
 struct SettingKey {
   std::string name;
   double default_value = 0;
-  double minimum = -std::numeric_limits<double>::infinity();  // inclusive
+  double minimum = -std::numeric_limits<double>::infinity();  // inclusive unless ...
   double maximum = std::numeric_limits<double>::infinity();   // inclusive
   bool allow_infinity = false;                                // "inf" accepted (above maximum)
   std::string doc;                                            // meaning and unit, one line
-  // A physical floor: a positive value below it is refused (time scales far below any physical
-  // one give event rates with no useful bound). Values <= 0 are left to the family's validation.
-  double floor = 0;
+  bool minimum_exclusive = false;                             // ... this: (minimum, maximum]
   // A yes/no setting: written true or false in the configuration, held as 1 or 0.
   bool boolean = false;
   // The value a configuration saved before the key existed implies (checkpoint format 2 and
@@ -37,7 +39,24 @@ struct SettingKey {
   double legacy_value = std::numeric_limits<double>::quiet_NaN();
   // A named choice: written as one of these strings, held as its index.
   std::vector<std::string> choices = {};
+  bool whole_number = false;  // a count (see whole_number_key)
+  bool zero_allowed = false;  // 0 besides the range: a value derived from others (see below)
+
+  ValueRange range() const {
+    return {minimum, maximum, minimum_exclusive, allow_infinity, zero_allowed};
+  }
 };
+
+// A key whose values are counts: a fraction is refused.
+inline SettingKey whole_number_key(SettingKey k) {
+  k.whole_number = true;
+  return k;
+}
+// A key where 0 means "derive the value" (its doc says from what), besides its range.
+inline SettingKey zero_means_derived(SettingKey k) {
+  k.zero_allowed = true;
+  return k;
+}
 
 // A layer's settings: every key of its family, with the configured value or the default.
 class LayerSettings {
@@ -114,18 +133,11 @@ struct CellFamily {
 
  private:
   static void check(const SettingKey& k, double v, const std::string& where) {
-    if (v > 0 && v < k.floor) {
-      const char* unit = k.doc.find("[ms]") != std::string::npos ? " ms" : "";
+    if (!k.range().contains(v))
+      throw std::invalid_argument(outside_range(where + "." + k.name, v, k.range(), k.doc));
+    if (k.whole_number && v != std::floor(v)) {
       std::ostringstream os;
-      os << where << "." << k.name << ": " << v << unit << " is below the documented minimum "
-         << k.floor << unit << " (the event rate would have no useful bound)";
-      throw std::invalid_argument(os.str());
-    }
-    if (std::isnan(v) || (std::isinf(v) && !(k.allow_infinity && v > 0)) ||
-        (std::isfinite(v) && (v < k.minimum || v > k.maximum))) {
-      std::ostringstream os;
-      os << where << "." << k.name << ": " << v << " is outside [" << k.minimum << ", " << k.maximum
-         << "]" << (k.allow_infinity ? " (or inf)" : "") << " (" << k.doc << ")";
+      os << where << "." << k.name << ": must be a whole number, got " << v << " (" << k.doc << ")";
       throw std::invalid_argument(os.str());
     }
   }

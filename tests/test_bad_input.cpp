@@ -58,16 +58,16 @@ TEST(BadInput, ImpossibleParameters) {
   {
     P p = P::zeros(3, 2);
     p.theta[1] = 0;
-    expect_error([&] { make(p); }, {"theta[1]", "must be > 0"});
+    expect_error([&] { make(p); }, {"theta[1]: 0 is outside [1e-06, inf) (a threshold)"});
     p.theta[1] = -0.5;
-    expect_error([&] { make(p); }, {"theta[1]", "must be > 0"});
+    expect_error([&] { make(p); }, {"theta[1]: -0.5 is outside [1e-06, inf) (a threshold)"});
     p.theta[1] = kNaN;
     expect_error([&] { make(p); }, {"theta", "NaN"});
   }
   {
     P p = P::zeros(3, 2);
     p.tau_m[1] = 0;  // one unit's own time constant: named with its index
-    expect_error([&] { make(p); }, {"tau_m[1]", "finite and > 0"});
+    expect_error([&] { make(p); }, {"tau_m[1]: 0 is outside [0.001, inf) (a time scale [ms])"});
     p.tau_m[1] = -1;
     expect_error([&] { make(p); }, {"tau_m[1]"});
     p.tau_m[1] = kInf;
@@ -83,7 +83,7 @@ TEST(BadInput, ImpossibleParameters) {
   {
     P p = P::zeros(3, 2);
     p.window_input = 0;
-    expect_error([&] { make(p); }, {"window_input", "> 0"});
+    expect_error([&] { make(p); }, {"window_input: 0 is outside [0.001, inf] (a time scale [ms])"});
     p.window_input = kInf;  // allowed: held forever
     EXPECT_NO_THROW(make(p));
     p.window_recurrent = kNaN;
@@ -161,12 +161,12 @@ TEST(BadInput, UnphysicalTimeScalesAndThresholds) {
   for (const auto& [name, field] : time_scales) {
     P p = P::zeros(3, 2);
     field(p) = 1e-12;
-    expect_error([&] { make(p); }, {name, "1e-12 ms is below the documented minimum 0.001 ms"});
+    expect_error([&] { make(p); }, {name, ": 1e-12 is outside [0.001, inf", "(a time scale [ms])"});
   }
   {
     P p = P::zeros(3, 2);
     p.theta[2] = 1e-12;
-    expect_error([&] { make(p); }, {"theta[2] = 1e-12 is below the documented minimum 1e-06"});
+    expect_error([&] { make(p); }, {"theta[2]: 1e-12 is outside [1e-06, inf) (a threshold)"});
     p.theta[2] = 1e-6;
     p.tau_m.setConstant(1e-3);
     p.tau_o.setConstant(1e-3);
@@ -176,10 +176,10 @@ TEST(BadInput, UnphysicalTimeScalesAndThresholds) {
   {
     D p = D::zeros(3, 2);
     p.dt = 1e-12;
-    expect_error([&] { make_d(p); }, {"dt = 1e-12 ms is below the documented minimum 0.001 ms"});
+    expect_error([&] { make_d(p); }, {"dt: 1e-12 is outside [0.001, inf) (a time scale [ms])"});
     p.dt = 1;
     p.tau_o[1] = 1e-12;
-    expect_error([&] { make_d(p); }, {"tau_o[1] = 1e-12 ms is below"});
+    expect_error([&] { make_d(p); }, {"tau_o[1]: 1e-12 is outside [0.001, inf)"});
   }
 }
 

@@ -218,7 +218,7 @@ TEST(SpikingGated, BadKeysAndParametersAreRefusedByName) {
   expect_layer_refused(R"({"type": "spiking_gated", "units": 4, "threshold_noise": -1})",
                        "threshold_noise");
   expect_layer_refused(R"({"type": "spiking_gated", "units": 4, "params": {"inv_tau_m": 0}})",
-                       "inv_tau_m must be finite and > 0");
+                       "inv_tau_m[0]: 0 is outside (0, inf)");
   expect_layer_refused(R"({"type": "spiking_gated", "units": 4, "params": {"W_c": [1, 2]}})",
                        "W_c");
 }

@@ -57,6 +57,9 @@ struct BatchStats {
   // Active unit-steps and all unit-steps of every layer (activity sparsity): a clocked layer's
   // steps are its ticks, an event-driven layer's the run's dense_step bins (sim/engine.hpp).
   std::uint64_t active_unit_steps = 0, unit_steps = 0;
+  // The step of those unit-steps (ms): 0 before any layer is counted, NaN when layers or samples
+  // differ in it (then the sparsity still counts every layer at its own step).
+  double activity_step_ms = 0;
   // The epoch stopped early at a minibatch boundary on request (train_epoch's `stop`): its
   // figures cover only the minibatches trained.
   bool stopped_early = false;
@@ -76,6 +79,10 @@ struct BatchStats {
     return unit_steps
                ? 1.0 - static_cast<double>(active_unit_steps) / static_cast<double>(unit_steps)
                : std::nan("");
+  }
+  void add_step(double step_ms) {
+    if (step_ms == 0 || activity_step_ms == step_ms || std::isnan(activity_step_ms)) return;
+    activity_step_ms = activity_step_ms == 0 ? step_ms : std::nan("");
   }
   void add(const BatchStats& o) {
     loss += o.loss;
@@ -100,6 +107,7 @@ struct BatchStats {
     }
     active_unit_steps += o.active_unit_steps;
     unit_steps += o.unit_steps;
+    add_step(o.activity_step_ms);
     grad_norm = (grad_norm * optimizer_steps + o.grad_norm * o.optimizer_steps) /
                 std::max(1, optimizer_steps + o.optimizer_steps);
     optimizer_steps += o.optimizer_steps;
@@ -235,6 +243,7 @@ class Trainer {
       o.layer_unit_seconds.push_back(unit_seconds);
       o.active_unit_steps += l.active_unit_steps;
       o.unit_steps += l.steps * static_cast<std::uint64_t>(l.units);
+      o.add_step(l.step_ms);
     }
     if (with_gradient) {
       o.skipped_samples = r.report.ok() ? 0 : 1;

@@ -64,6 +64,7 @@ std::string detect_camera_format(const std::string& path) {
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
+  if (head.empty()) throw CameraFileError(path, 0, "empty file (0 bytes): no events");
   auto ends = [&](const char* ext) {
     const std::string e(ext);
     return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;

@@ -92,6 +92,8 @@ def main(argv=None):
                     "window_input": 20, "window_recurrent": 20, "threshold": 0.3,
                     "init": {"weight_scale": 1.0, "bias_z": -0.2, "bias_spread": 0.2}}],
         "readout_classes": 11,
+        # Counts compared with a clocked layer at the input's 5 ms bin, as the main job does.
+        "simulation": {"dense_step": BIN_US * 1e-3},
     }
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -167,7 +169,7 @@ def main(argv=None):
     seconds = sum(r["end_time"] for r in results) * 1e-3
     rate = events / (args.units * seconds)
     print(f"held-out accuracy {100 * log[-1][4]:.1f} % (chance {100 / 11:.1f} %); hidden activity "
-          f"{rate:.1f} events/unit/s (activity sparsity {1 - rate / 1000:.3f} at a 1 ms step); "
+          f"{rate:.1f} events/unit/s, activity sparsity {egret.activity_sparsity(results)}; "
           f"total {time.perf_counter() - t_start:.1f} s")
     log_path = os.path.join(args.out, "training_log.csv")
     with open(log_path + ".tmp", "w") as f:  # complete or absent, never half-written

@@ -14,6 +14,11 @@ namespace egret::json_fields {
 
 using nlohmann::json;
 
+// The path of `key` inside `where` ("training.loss"; a top-level key is its own name).
+inline std::string key_path(const std::string& where, const char* key) {
+  return where.empty() || where == "top level" ? std::string(key) : where + "." + key;
+}
+
 [[noreturn]] inline void fail(const std::string& origin, const std::string& where,
                               const std::string& what) {
   throw std::invalid_argument(origin + ": " + where + ": " + what);
@@ -40,7 +45,7 @@ inline double number(const json& obj, const char* key, double fallback, const st
   if (v.is_number() && std::isfinite(v.get<double>())) return v.get<double>();
   if (allow_inf && v.is_string() && (v == "inf" || v == "infinity"))
     return std::numeric_limits<double>::infinity();
-  fail(origin, where + "." + key,
+  fail(origin, key_path(where, key),
        std::string("expected a number") + (allow_inf ? " or \"inf\"" : "") + ", got " + v.dump());
 }
 
@@ -49,7 +54,7 @@ inline long long integer(const json& obj, const char* key, long long fallback, l
   if (!obj.contains(key)) return fallback;
   const json& v = obj.at(key);
   if (!v.is_number_integer() || v.get<long long>() < min)
-    fail(origin, where + "." + key,
+    fail(origin, key_path(where, key),
          "expected an integer >= " + std::to_string(min) + ", got " + v.dump());
   return v.get<long long>();
 }
@@ -59,10 +64,10 @@ inline std::vector<double> numbers(const json& obj, const char* key, const std::
   std::vector<double> out;
   if (!obj.contains(key)) return out;
   const json& v = obj.at(key);
-  if (!v.is_array()) fail(origin, where + "." + key, "expected an array of numbers");
+  if (!v.is_array()) fail(origin, key_path(where, key), "expected an array of numbers");
   for (const auto& t : v) {
     if (!t.is_number() || !std::isfinite(t.get<double>()))
-      fail(origin, where + "." + key, "expected finite numbers, got " + t.dump());
+      fail(origin, key_path(where, key), "expected finite numbers, got " + t.dump());
     out.push_back(t.get<double>());
   }
   return out;

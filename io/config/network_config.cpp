@@ -19,8 +19,16 @@ using nlohmann::json;
 using json_fields::fail;
 
 Index get_count(const json& obj, const char* key, Index fallback, const std::string& origin,
-                const std::string& where) {
-  return static_cast<Index>(json_fields::integer(obj, key, fallback, 0, origin, where));
+                const std::string& where, Index min = 0) {
+  return static_cast<Index>(json_fields::integer(obj, key, fallback, min, origin, where));
+}
+
+// A count the file must give, at least 1 ("units", "input_channels").
+Index required_count(const json& obj, const char* key, const std::string& origin,
+                     const std::string& where) {
+  if (!obj.contains(key))
+    fail(origin, json_fields::key_path(where, key), "missing (expected an integer >= 1)");
+  return get_count(obj, key, 0, origin, where, 1);
 }
 
 std::vector<ParameterValue> get_overrides(const json& obj, const std::string& origin,
@@ -104,8 +112,7 @@ LayerConfig layer_config(const json& l, const std::string& origin, const std::st
     fail(origin, where + ".type", "expected a string naming a cell family");
   lc.type = l["type"].get<std::string>();
   const CellFamily& family = find_cell_family(lc.type, origin + ": " + where + ".type");
-  lc.units = get_count(l, "units", 0, origin, where);
-  if (lc.units <= 0) fail(origin, where + ".units", "must be a positive integer");
+  lc.units = required_count(l, "units", origin, where);
   read_layer_settings(l, family, "", origin, where, lc.settings);
   family.settings(lc.settings, origin + ": " + where);  // bounds, before anything runs
   if (l.contains("params")) lc.params = get_overrides(l["params"], origin, where + ".params");
@@ -138,6 +145,7 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
   known.insert(other_sections.begin(), other_sections.end());
   json_fields::check_keys(root, known, origin, "top level");
   NetworkConfig cfg;
+  cfg.origin = origin;
   cfg.seed = static_cast<std::uint64_t>(get_count(root, "seed", 1, origin, "top level"));
   if (root.contains("precision")) {
     if (!root["precision"].is_string())
@@ -145,8 +153,7 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
            "expected \"float\" or \"double\", got " + root["precision"].dump());
     cfg.precision = parse_precision(root["precision"].get<std::string>(), origin + ": precision");
   }
-  cfg.input_channels = get_count(root, "input_channels", 0, origin, "top level");
-  if (cfg.input_channels <= 0) fail(origin, "input_channels", "must be a positive integer");
+  cfg.input_channels = required_count(root, "input_channels", origin, "top level");
   cfg.readout_classes = get_count(root, "readout_classes", 0, origin, "top level");
   if (!root.contains("layers") || !root["layers"].is_array() || root["layers"].empty())
     fail(origin, "layers", "expected a non-empty array of layer objects");

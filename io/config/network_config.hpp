@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,7 @@ decltype(auto) with_precision(Precision p, F&& f) {
 }
 
 struct NetworkConfig {
+  std::string origin;  // the file it was read from (errors building the network name it)
   std::uint64_t seed = 1;
   Precision precision = Precision::kFloat;
   Index input_channels = 0;
@@ -84,47 +86,63 @@ std::string read_text_file(const std::string& path, const char* what);
 // (SettingKey::legacy_value): what a configuration saved before the key existed meant.
 std::string with_legacy_settings(const std::string& json_text, const std::string& origin);
 
-// Builds the network the configuration describes, with seeded random parameters.
+// One layer of the configuration, with seeded random parameters and its "params" applied.
+template <class Scalar>
+std::unique_ptr<Layer<Scalar>> build_layer(const NetworkConfig& cfg, std::size_t i, Index inputs) {
+  const LayerConfig& lc = cfg.layers[i];
+  LayerRecipe r;
+  r.name = "layer " + std::to_string(i) + " (" + lc.type + ")";
+  const CellFamily& family = find_cell_family(lc.type, r.name);
+  r.units = lc.units;
+  r.inputs = inputs;
+  r.seed = cfg.seed + i;
+  r.settings = family.settings(lc.settings, r.name);
+  auto layer = family.make<Scalar>(r);
+  if (!lc.params.empty()) layer = with_parameter_values(*layer, lc.params, r.name);
+  return layer;
+}
+
+// The readout of the configuration: seeded random W_o, zero b_o, then its "readout" values.
+template <class Scalar>
+Readout<Scalar> build_readout(const NetworkConfig& cfg, Index inputs) {
+  Readout<Scalar> ro;
+  ro.W_o.resize(cfg.readout_classes, inputs);
+  ro.b_o.setZero(cfg.readout_classes);
+  std::mt19937_64 rng(cfg.seed + cfg.layers.size());
+  const double s = 1.0 / std::sqrt(static_cast<double>(inputs));
+  for (Index j = 0; j < ro.W_o.cols(); ++j)
+    for (Index i = 0; i < ro.W_o.rows(); ++i)
+      ro.W_o(i, j) =
+          static_cast<Scalar>((static_cast<double>(rng() >> 11) * 0x1.0p-53 * 2 - 1) * s);
+  for (const auto& o : cfg.readout_params) {  // the configuration's "readout" values
+    if (o.name == "W_o")
+      apply_parameter_value(ro.W_o, o, "readout");
+    else if (o.name == "b_o")
+      apply_parameter_value(ro.b_o, o, "readout");
+    else
+      throw std::invalid_argument("readout: unknown parameter '" + o.name + "' (known: W_o, b_o)");
+  }
+  return ro;
+}
+
+// Builds the network the configuration describes, with seeded random parameters. What the
+// parser cannot check alone (keys that bound each other, "params" and "readout" values) is
+// refused here, with the file named.
 template <class Scalar>
 Network<Scalar> build_network(const NetworkConfig& cfg) {
-  Network<Scalar> net;
-  Index inputs = cfg.input_channels;
-  for (std::size_t i = 0; i < cfg.layers.size(); ++i) {
-    const LayerConfig& lc = cfg.layers[i];
-    LayerRecipe r;
-    r.name = "layer " + std::to_string(i) + " (" + lc.type + ")";
-    const CellFamily& family = find_cell_family(lc.type, r.name);
-    r.units = lc.units;
-    r.inputs = inputs;
-    r.seed = cfg.seed + i;
-    r.settings = family.settings(lc.settings, r.name);
-    auto layer = family.make<Scalar>(r);
-    if (!lc.params.empty()) layer = with_parameter_values(*layer, lc.params, r.name);
-    net.add_layer(std::move(layer));
-    inputs = lc.units;
-  }
-  if (cfg.readout_classes > 0) {
-    Readout<Scalar> ro;
-    ro.W_o.resize(cfg.readout_classes, inputs);
-    ro.b_o.setZero(cfg.readout_classes);
-    std::mt19937_64 rng(cfg.seed + cfg.layers.size());
-    const double s = 1.0 / std::sqrt(static_cast<double>(inputs));
-    for (Index j = 0; j < ro.W_o.cols(); ++j)
-      for (Index i = 0; i < ro.W_o.rows(); ++i)
-        ro.W_o(i, j) =
-            static_cast<Scalar>((static_cast<double>(rng() >> 11) * 0x1.0p-53 * 2 - 1) * s);
-    for (const auto& o : cfg.readout_params) {  // the configuration's "readout" values
-      if (o.name == "W_o")
-        apply_parameter_value(ro.W_o, o, "readout");
-      else if (o.name == "b_o")
-        apply_parameter_value(ro.b_o, o, "readout");
-      else
-        throw std::invalid_argument("readout: unknown parameter '" + o.name +
-                                    "' (known: W_o, b_o)");
+  try {
+    Network<Scalar> net;
+    Index inputs = cfg.input_channels;
+    for (std::size_t i = 0; i < cfg.layers.size(); ++i) {
+      net.add_layer(build_layer<Scalar>(cfg, i, inputs));
+      inputs = cfg.layers[i].units;
     }
-    net.set_readout(std::move(ro));
+    if (cfg.readout_classes > 0) net.set_readout(build_readout<Scalar>(cfg, inputs));
+    return net;
+  } catch (const std::invalid_argument& e) {
+    if (cfg.origin.empty()) throw;
+    throw std::invalid_argument(cfg.origin + ": " + e.what());
   }
-  return net;
 }
 
 template <class Scalar>

@@ -1,6 +1,7 @@
 #include "io/config/train_config.hpp"
 
 #include <cmath>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -130,8 +131,13 @@ void parse_training_section(const json& root, TrainRunConfig& cfg, const std::st
   tc.loss = LossKind::kBinaryCrossEntropy;
   if (training.contains("loss")) {
     if (!training["loss"].is_string()) fail(origin, "training.loss", "expected a loss name");
+    const std::string name = training["loss"].get<std::string>();
+    // Printed here, the one place that knows the file and key; parsing goes on with the new name.
+    if (renamed_loss(name))
+      std::cerr << "egret: warning: " << renamed_loss_warning(origin + ": training.loss", name)
+                << "\n";
     try {
-      tc.loss = parse_loss_kind(training["loss"].get<std::string>());
+      tc.loss = parse_loss_kind(name);
     } catch (const std::invalid_argument& e) {
       fail(origin, "training.loss", e.what());
     }

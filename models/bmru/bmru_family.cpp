@@ -36,9 +36,9 @@ CellFamily bmru_family() {
   f.type = "bmru";
   f.summary = "bistable memory recurrent unit (BMRU paper); delta events; arctan surrogate";
   f.keys = {
-      {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
+      {"dt", 1, kMinTimeScaleMs, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ..."},
       {"surrogate.alpha", 1, 0, 1e6, false,
-       "alpha_s of H' ~ 1 / (1 + (alpha_s pi u)^2); S' ~ twice that"},
+       "alpha_s of H' ~ 1 / (1 + (alpha_s pi u)^2); S' ~ twice that", true},
       {"init.weight_scale", 1, 0, 1e6, false, "W_x ~ U(-s/sqrt(D), s/sqrt(D))"},
       {"init.beta_scale", 1, 0, 1e6, false, "W_beta ~ U(-s/sqrt(D), s/sqrt(D))"},
       {"init.bias_beta", 0.5, -1e6, 1e6, false, "mean of b_beta (the bistable width at x = 0)"},

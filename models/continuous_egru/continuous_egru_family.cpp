@@ -30,14 +30,9 @@ std::unique_ptr<Layer<Scalar>> make_continuous_egru(const LayerRecipe& r) {
   p.gate_kernel = r.settings.choice("gate_kernel") == 1 ? GateKernel::kExp : GateKernel::kBox;
   p.ode_tolerance = r.settings.as<Scalar>("ode_tolerance");
   p.crossing_tolerance = r.settings.as<Scalar>("crossing_tolerance");
+  // In (0, 1], by the keys' ranges: every sender keeps at least one connection.
   const double input_fraction = r.settings.get("connectivity.input");
   const double recurrent_fraction = r.settings.get("connectivity.recurrent");
-  for (const double f : {input_fraction, recurrent_fraction})
-    if (!(f > 0))
-      throw std::invalid_argument(r.name +
-                                  ": connectivity fractions must be > 0 (every sender keeps at "
-                                  "least one connection); got " +
-                                  std::to_string(f));
   if (input_fraction < 1 || recurrent_fraction < 1) {
     p.keep_random_connections(static_cast<Scalar>(input_fraction),
                               static_cast<Scalar>(recurrent_fraction), r.seed, self_recurrence);
@@ -57,18 +52,18 @@ CellFamily continuous_egru_family() {
       "continuous-time EGRU: box gate kernel (exact event times and gradients) or exp kernel "
       "(Odeint, root finding)";
   f.keys = {
-      {"tau_m", 10, 0, inf, false, "state time constant [ms]", kMinTimeScaleMs},
-      {"tau_o", 10, 0, inf, false, "output-trace time constant [ms]", kMinTimeScaleMs},
-      {"window_input", inf, 0, 1e12, true, "how long an input contribution is held [ms]",
-       kMinTimeScaleMs},
-      {"window_recurrent", inf, 0, 1e12, true, "how long an event's contribution is held [ms]",
-       kMinTimeScaleMs},
+      {"tau_m", 10, kMinTimeScaleMs, inf, false, "state time constant [ms]"},
+      {"tau_o", 10, kMinTimeScaleMs, inf, false, "output-trace time constant [ms]"},
+      {"window_input", inf, kMinTimeScaleMs, 1e12, true,
+       "how long an input contribution is held [ms]"},
+      {"window_recurrent", inf, kMinTimeScaleMs, 1e12, true,
+       "how long an event's contribution is held [ms]"},
       {"gate_kernel", 0, 0, 1, false,
        "how the gate pre-activations move between events: \"box\" (held; closed form) or "
        "\"exp\" (relax toward the biases with tau_s; c integrated by Odeint)",
-       0, false, std::numeric_limits<double>::quiet_NaN(),
+       false, false, std::numeric_limits<double>::quiet_NaN(),
        std::vector<std::string>{std::string("box"), std::string("exp")}},
-      {"tau_s", 5, 0, inf, false, "gate time constant of the exp kernel [ms]", kMinTimeScaleMs},
+      {"tau_s", 5, kMinTimeScaleMs, inf, false, "gate time constant of the exp kernel [ms]"},
       {"ode_tolerance", 1e-12, 1e-15, 1e-3, false,
        "exp kernel: relative and absolute error allowed per integration step of c"},
       {"crossing_tolerance", 1e-12, 1e-15, 1, false,
@@ -76,12 +71,13 @@ CellFamily continuous_egru_family() {
       {"self_recurrence", 0, 0, 1, false,
        "whether a unit's own event jumps its own pre-activations (the diagonal of V); false: "
        "the paper's Eq. S11",
-       0, true, 1},
+       false, true, 1},
       {"connectivity.input", 1, 0, 1, false,
        "share of the units each input channel connects to; < 1 (with connectivity.recurrent): "
-       "a sparse layer, events cost their connections"},
+       "a sparse layer, events cost their connections",
+       true},
       {"connectivity.recurrent", 1, 0, 1, false,
-       "share of the units each unit connects to (the three gates share the connections)"},
+       "share of the units each unit connects to (the three gates share the connections)", true},
   };
   for (auto& k : egru_weight_keys()) f.keys.push_back(k);
   f.make_double = &make_continuous_egru<double>;

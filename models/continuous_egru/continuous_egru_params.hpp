@@ -98,9 +98,8 @@ struct ContinuousEgruParams : EgruWeights<Scalar> {
     detail::check_time_scales(tau_o, this->units(), layer, "tau_o");
     if (gate_kernel == GateKernel::kExp) {
       detail::check_time_scales(tau_s, this->units(), layer, "tau_s");
-      for (const Scalar tol : {ode_tolerance, crossing_tolerance})
-        if (!(tol > 0) || !std::isfinite(tol))
-          throw std::invalid_argument(layer + ": ode_tolerance and crossing_tolerance must be > 0");
+      detail::check_positive(ode_tolerance, layer, "ode_tolerance", false);
+      detail::check_positive(crossing_tolerance, layer, "crossing_tolerance", false);
     }
     detail::check_time_scale(window_input, layer, "window_input", true);
     detail::check_time_scale(window_recurrent, layer, "window_recurrent", true);

@@ -31,12 +31,12 @@ CellFamily discrete_egru_family() {
   f.type = "discrete_egru";
   f.summary = "discrete-time EGRU on a tick schedule; BPTT with a pseudo-derivative";
   f.keys = {
-      {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
-      {"tau_o", 10, 0, inf, false, "output-trace time constant [ms]", kMinTimeScaleMs},
+      {"dt", 1, kMinTimeScaleMs, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ..."},
+      {"tau_o", 10, kMinTimeScaleMs, inf, false, "output-trace time constant [ms]"},
       {"pseudo_derivative.dampening", 0.3, 0, 1e6, false,
-       "gamma of H'(v) = gamma max(0, 1 - |v| / eps)"},
+       "gamma of H'(v) = gamma max(0, 1 - |v| / eps)", true},
       {"pseudo_derivative.half_width", 0.5, 0, 1e6, false,
-       "eps of H'(v) = gamma max(0, 1 - |v| / eps)"},
+       "eps of H'(v) = gamma max(0, 1 - |v| / eps)", true},
   };
   for (auto& k : egru_weight_keys()) f.keys.push_back(k);
   f.make_double = &make_discrete_egru<double>;

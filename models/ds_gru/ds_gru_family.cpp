@@ -18,15 +18,9 @@ namespace {
 
 namespace ds_gru_settings {
 
-// A setting that must be a whole number.
+// A count (its key is a whole_number_key: checked with the configuration).
 Index whole_setting(const LayerRecipe& r, const std::string& key) {
-  const double v = r.settings.get(key);
-  if (v != std::floor(v)) {
-    std::ostringstream os;
-    os << r.name << "." << key << ": must be a whole number, got " << v;
-    throw std::invalid_argument(os.str());
-  }
-  return static_cast<Index>(v);
+  return static_cast<Index>(r.settings.get(key));
 }
 
 // Channels kept per tick: router.<side>_k if positive (at most `channels`), else
@@ -81,17 +75,20 @@ CellFamily ds_gru_family() {
   f.summary =
       "dynamic-sparse GRU (DS-RNN paper): a router keeps top-k inputs and units; delta events";
   f.keys = {
-      {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
+      {"dt", 1, kMinTimeScaleMs, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ..."},
       {"router.hidden_sparsity", 0.5, 0, 1, false,
        "share of units dropped per tick: hidden_k = ceil((1 - s) units)"},
       {"router.input_sparsity", 0.5, 0, 1, false,
        "share of input channels dropped per tick: input_k = ceil((1 - s) inputs)"},
-      {"router.hidden_k", 0, 0, 1e9, false, "units kept per tick (0: from router.hidden_sparsity)"},
-      {"router.input_k", 0, 0, 1e9, false,
-       "input channels kept per tick (0: from router.input_sparsity)"},
-      {"router.rank", 4, 1, 1e6, false, "R, the size of the router's context c = W_proj x"},
-      {"router.straight_through", 1, 0, 1, false,
-       "1: top-k is the identity backward (every channel's sigmoid); 0: kept channels only"},
+      whole_number_key({"router.hidden_k", 0, 0, 1e9, false,
+                        "units kept per tick (0: from router.hidden_sparsity)"}),
+      whole_number_key({"router.input_k", 0, 0, 1e9, false,
+                        "input channels kept per tick (0: from router.input_sparsity)"}),
+      whole_number_key(
+          {"router.rank", 4, 1, 1e6, false, "R, the size of the router's context c = W_proj x"}),
+      whole_number_key(
+          {"router.straight_through", 1, 0, 1, false,
+           "1: top-k is the identity backward (every channel's sigmoid); 0: kept channels only"}),
       {"init.weight_scale", 1, 0, 1e6, false, "W_X ~ U(-s/sqrt(D), s/sqrt(D))"},
       {"init.recurrent_scale", 1, 0, 1e6, false, "U_X ~ U(-s/sqrt(N), s/sqrt(N))"},
       {"init.bias_z", 0, -1e6, 1e6, false, "initial b_z (negative: h_k keeps more of h~)"},

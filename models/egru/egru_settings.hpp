@@ -11,8 +11,7 @@ namespace egret {
 
 inline std::vector<SettingKey> egru_weight_keys() {
   return {
-      {"threshold", 0.3, 0, 1e6, false, "initial threshold theta of every unit (> 0)",
-       kMinThreshold},
+      {"threshold", 0.3, kMinThreshold, 1e6, false, "initial threshold theta of every unit"},
       {"init.weight_scale", 1, 0, 1e6, false,
        "U ~ U(-s/sqrt(D), s/sqrt(D)), V ~ U(-s/sqrt(N), s/sqrt(N))"},
       {"init.bias_u", 0, -1e6, 1e6, false, "mean of b_u"},

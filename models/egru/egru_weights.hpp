@@ -105,20 +105,7 @@ struct EgruWeights {
     detail::check_shape(b_r, n, 1, layer, "b_r");
     detail::check_shape(b_z, n, 1, layer, "b_z");
     detail::check_shape(theta, n, 1, layer, "theta");
-    for (Index i = 0; i < n; ++i) {
-      if (!(theta(i) > 0)) {
-        std::ostringstream os;
-        os << layer << ": threshold theta[" << i << "] must be > 0, got " << theta(i);
-        throw std::invalid_argument(os.str());
-      }
-      if (theta(i) < static_cast<Scalar>(kMinThreshold)) {
-        std::ostringstream os;
-        os << layer << ": threshold theta[" << i << "] = " << theta(i)
-           << " is below the documented minimum " << kMinThreshold
-           << " (the event rate would have no useful bound)";
-        throw std::invalid_argument(os.str());
-      }
-    }
+    detail::check_thresholds(theta, layer, "theta");
   }
 
  private:

@@ -38,12 +38,14 @@ CellFamily evnn_egru_family() {
       "discrete-time EGRU in EvNN's convention (evnn_pytorch.EGRU); BPTT with its "
       "pseudo-derivative";
   f.keys = {
-      {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
-      {"tau_o", 0, 0, inf, false,
-       "output-trace time constant [ms]; 0: dt / ln(10/9), a decay of 0.9 per tick as EvNN's "
-       "trace"},
+      {"dt", 1, kMinTimeScaleMs, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ..."},
+      zero_means_derived(
+          {"tau_o", 0, kMinTimeScaleMs, inf, false,
+           "output-trace time constant [ms]; 0: dt / ln(10/9), a decay of 0.9 per tick as EvNN's "
+           "trace"}),
       {"dampening_factor", 0.7, 0, 1e6, false, "gamma of H'(v) = gamma max(0, 1 - eps |v|)"},
-      {"pseudo_derivative_support", 1, 0, 1e6, false, "eps of H'(v) = gamma max(0, 1 - eps |v|)"},
+      {"pseudo_derivative_support", 1, 0, 1e6, false, "eps of H'(v) = gamma max(0, 1 - eps |v|)",
+       true},
       {"thr_mean", 0.3, 1e-6, 1 - 1e-6, false, "initial thresholds ~ Beta(3 m / (1 - m), 3)"},
       {"weight_initialization_gain", 1, 0, 1e6, false, "gain of the Xavier-normal kernels"},
   };

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -87,8 +88,8 @@ struct EvnnEgruParams {
     detail::check_shape(thr, n, 1, layer, "thr");
     detail::check_time_scale(dt, layer, "dt", false);
     detail::check_time_scale(tau_o, layer, "tau_o", false);
-    if (!(dampening >= 0) || !std::isfinite(dampening))
-      throw std::invalid_argument(layer + ": dampening_factor must be finite and >= 0");
+    detail::check_in_range(dampening, ValueRange{0, std::numeric_limits<double>::infinity()}, layer,
+                           "dampening_factor");
     detail::check_positive(support, layer, "pseudo_derivative_support", false);
   }
 

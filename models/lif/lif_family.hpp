@@ -36,12 +36,13 @@ void read_lif_settings(const LayerSettings& s, P& p) {
 inline std::vector<SettingKey> lif_keys() {
   const double inf = std::numeric_limits<double>::infinity();
   return {
-      {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
-      {"tau_mem", 20, 0, inf, false,
-       "membrane time constant [ms] of every unit: alpha = exp(-dt / tau_mem)", kMinTimeScaleMs},
-      {"tau_o", 10, 0, inf, false, "output-trace time constant [ms]", kMinTimeScaleMs},
-      {"threshold", 1, 0, 1e6, false, "initial threshold theta of every unit (> 0)", kMinThreshold},
-      {"surrogate.alpha", 1, 0, 1e6, false, "alpha_s of the surrogate 1 / (1 + (alpha_s pi u)^2)"},
+      {"dt", 1, kMinTimeScaleMs, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ..."},
+      {"tau_mem", 20, kMinTimeScaleMs, inf, false,
+       "membrane time constant [ms] of every unit: alpha = exp(-dt / tau_mem)"},
+      {"tau_o", 10, kMinTimeScaleMs, inf, false, "output-trace time constant [ms]"},
+      {"threshold", 1, kMinThreshold, 1e6, false, "initial threshold theta of every unit"},
+      {"surrogate.alpha", 1, 0, 1e6, false, "alpha_s of the surrogate 1 / (1 + (alpha_s pi u)^2)",
+       true},
       {"init.weight_scale", 1, 0, 1e6, false, "W ~ U(-s/sqrt(D), s/sqrt(D))"},
       {"init.recurrent_scale", 1, 0, 1e6, false, "V ~ U(-s/sqrt(N), s/sqrt(N))"},
       {"init.bias", 0, -1e6, 1e6, false, "mean of b"},

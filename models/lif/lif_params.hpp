@@ -84,11 +84,7 @@ struct LifParams {
     detail::check_shape(V, n, n, layer, "V");
     detail::check_shape(b, n, 1, layer, "b");
     detail::check_shape(theta, n, 1, layer, "theta");
-    for (Index i = 0; i < n; ++i) {
-      detail::check_positive(theta[i], layer, "theta", false);
-      if (theta[i] < static_cast<Scalar>(kMinThreshold))
-        throw std::invalid_argument(layer + ": theta below the documented minimum 1e-6");
-    }
+    detail::check_thresholds(theta, layer, "theta");
     detail::check_time_scales(tau_mem, n, layer, "tau_mem");
     detail::check_time_scale(tau_o, layer, "tau_o", false);
     detail::check_time_scale(dt, layer, "dt", false);

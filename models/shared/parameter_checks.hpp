@@ -6,12 +6,14 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "sim/numeric_types.hpp"
+#include "sim/value_range.hpp"
 
 namespace egret {
 
@@ -34,24 +36,34 @@ void check_shape(const Eigen::MatrixBase<Derived>& m, Index rows, Index cols,
     throw std::invalid_argument(layer + ": " + name + " contains NaN or infinite entries");
   }
 }
+// A value inside `range`, in the wording of the configuration keys' check (sim/value_range.hpp).
+template <class Scalar>
+void check_in_range(Scalar v, const ValueRange& range, const std::string& layer, const char* name,
+                    const char* what = "") {
+  if (!range.contains(static_cast<double>(v)))
+    throw std::invalid_argument(
+        outside_range(layer + ": " + name, static_cast<double>(v), range, what));
+}
 template <class Scalar>
 void check_positive(Scalar v, const std::string& layer, const char* name, bool allow_inf) {
-  if (!(v > 0) || (!allow_inf && !std::isfinite(v))) {
-    std::ostringstream os;
-    os << layer << ": " << name << " must be "
-       << (allow_inf ? "> 0 (inf allowed)" : "finite and > 0") << ", got " << v;
-    throw std::invalid_argument(os.str());
-  }
+  const double inf = std::numeric_limits<double>::infinity();
+  check_in_range(v, ValueRange{0, inf, true, allow_inf}, layer, name);
 }
-// A time scale [ms] (tau_m, tau_o, a window, dt): > 0 and at least kMinTimeScaleMs.
+// A time scale [ms] (tau_m, tau_o, a window, dt): at least kMinTimeScaleMs.
 template <class Scalar>
 void check_time_scale(Scalar v, const std::string& layer, const char* name, bool allow_inf) {
-  check_positive(v, layer, name, allow_inf);
-  if (v < static_cast<Scalar>(kMinTimeScaleMs)) {
-    std::ostringstream os;
-    os << layer << ": " << name << " = " << v << " ms is below the documented minimum "
-       << kMinTimeScaleMs << " ms (the event rate would have no useful bound)";
-    throw std::invalid_argument(os.str());
+  const double inf = std::numeric_limits<double>::infinity();
+  check_in_range(v, ValueRange{kMinTimeScaleMs, inf, false, allow_inf}, layer, name,
+                 "a time scale [ms]");
+}
+// Firing thresholds, one per unit: each at least kMinThreshold, a bad one named by its index.
+template <class Derived>
+void check_thresholds(const Eigen::MatrixBase<Derived>& theta, const std::string& layer,
+                      const char* name) {
+  const ValueRange range{kMinThreshold, std::numeric_limits<double>::infinity()};
+  for (Index i = 0; i < theta.size(); ++i) {
+    const std::string entry = std::string(name) + "[" + std::to_string(i) + "]";
+    check_in_range(theta(i), range, layer, entry.c_str(), "a threshold");
   }
 }
 // Time scales one per unit (tau_m, tau_o, tau_mem, ...): N x 1, each entry a time scale, a bad

@@ -43,11 +43,11 @@ CellFamily spiking_gated_family() {
       "stochastic "
       "threshold over an SRU-style linear recurrence; delta events; arctan surrogate";
   f.keys = {
-      {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
+      {"dt", 1, kMinTimeScaleMs, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ..."},
       {"threshold", 0, -1e6, 1e6, false, "theta: the gate fires when m > theta + X (Eq. 8)"},
       {"threshold_noise", 1, 0, 1e6, false,
        "w: X ~ U(0, w) per unit and tick in runs that record a tape (training), w/2 otherwise"},
-      {"surrogate.alpha", 1, 0, 1e6, false, "alpha_s of H' ~ 1 / (1 + (alpha_s pi v)^2)"},
+      {"surrogate.alpha", 1, 0, 1e6, false, "alpha_s of H' ~ 1 / (1 + (alpha_s pi v)^2)", true},
       {"init.weight_scale", 1, 0, 1e6, false, "W_x ~ U(-s/sqrt(D), s/sqrt(D))"},
       {"init.forget_scale", 1, 0, 1e6, false, "W_c ~ U(-s/sqrt(D), s/sqrt(D))"},
       {"init.gate_scale", 1, 0, 1e6, false, "W_i ~ U(-s/sqrt(D), s/sqrt(D))"},

@@ -99,11 +99,13 @@ struct SpikingGatedParams {
     detail::check_shape(W_i, n, d, layer, "W_i");
     detail::check_shape(b_i, n, 1, layer, "b_i");
     detail::check_shape(inv_tau_m, n, 1, layer, "inv_tau_m");
-    for (Index i = 0; i < n; ++i) detail::check_positive(inv_tau_m[i], layer, "inv_tau_m", false);
+    for (Index i = 0; i < n; ++i)
+      detail::check_positive(inv_tau_m[i], layer, ("inv_tau_m[" + std::to_string(i) + "]").c_str(),
+                             false);
     detail::check_time_scale(dt, layer, "dt", false);
     if (!std::isfinite(theta)) throw std::invalid_argument(layer + ": threshold must be finite");
-    if (!(noise_width >= 0) || !std::isfinite(noise_width))
-      throw std::invalid_argument(layer + ": threshold_noise must be finite and >= 0");
+    detail::check_in_range(noise_width, ValueRange{0, std::numeric_limits<double>::infinity()},
+                           layer, "threshold_noise");
     detail::check_positive(alpha_s, layer, "surrogate.alpha", false);
   }
 };

@@ -36,7 +36,7 @@ CellFamily sugru_family() {
   f.type = "sugru";
   f.summary = "selective-update GRU (suRNN paper): rhythmic binary gates, GRU step, delta events";
   f.keys = {
-      {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
+      {"dt", 1, kMinTimeScaleMs, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ..."},
       {"init.weight_scale", 1, 0, 1e6, false, "W_X ~ U(-s/sqrt(D), s/sqrt(D))"},
       {"init.recurrent_scale", 1, 0, 1e6, false, "V_X ~ U(-s/sqrt(N), s/sqrt(N))"},
       {"init.bias_z", 0, -1e6, 1e6, false, "initial b_z (positive: the GRU keeps more of h)"},

@@ -35,7 +35,7 @@ CellFamily surnn_family() {
   f.type = "surnn";
   f.summary = "selective-update RNN (suRNN paper): rhythmic binary gates, tanh RNN, delta events";
   f.keys = {
-      {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
+      {"dt", 1, kMinTimeScaleMs, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ..."},
       {"init.weight_scale", 1, 0, 1e6, false, "W ~ U(-s/sqrt(D), s/sqrt(D))"},
       {"init.recurrent_scale", 1, 0, 1e6, false, "V ~ U(-s/sqrt(N), s/sqrt(N))"},
   };

@@ -26,7 +26,8 @@ Errors from C++ arrive as ``ValueError`` (bad input) or ``RuntimeError`` with th
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+import math
+from typing import NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -128,6 +129,38 @@ def import_nir(path: str, dt: Optional[float] = None, out: Optional[str] = None)
     return json.loads(text)
 
 
+class ActivitySparsity(NamedTuple):
+    """NeuroBench's ActivationSparsity of a run and the step it was counted at."""
+
+    value: float
+    step_ms: float  # NaN when the layers' steps differ
+
+    def __str__(self) -> str:
+        step = f"{self.step_ms:g} ms step" if math.isfinite(self.step_ms) else "each layer's step"
+        return f"{self.value:.3f} (NeuroBench, {step})"
+
+
+def activity_sparsity(results: Sequence[dict], layers: Optional[Sequence[int]] = None
+                      ) -> ActivitySparsity:
+    """NeuroBench's ActivationSparsity over samples and layers, the figure egret's CLI prints:
+    1 - (unit, step) pairs with at least one event / all (unit, step) pairs (docs/metrics.md),
+    pooled over the results of ``Network.simulate`` / ``simulate_batch`` and the given layers
+    (default all). The step is a tick layer's tick, or for continuous layers the configuration's
+    ``simulation.dense_step`` (1 ms unless set; the main job uses its 5 ms input bin). Printed,
+    it names both: ``0.442 (NeuroBench, 5 ms step)``."""
+    active = pairs = 0
+    steps = set()
+    for r in results:
+        for k, c in enumerate(r["layer_counts"]):
+            if layers is None or k in layers:
+                active += c["active_unit_steps"]
+                pairs += c["steps"] * c["units"]
+                steps.add(c["metrics"]["dense_step_ms"])
+    if pairs == 0:
+        raise ValueError("activity_sparsity: no (unit, step) pairs in the results")
+    return ActivitySparsity(1 - active / pairs, steps.pop() if len(steps) == 1 else math.nan)
+
+
 def camera_sample(
     events: np.ndarray,
     sensor_size: Tuple[int, int],
@@ -162,12 +195,14 @@ def camera_sample(
 
 
 __all__ = [
+    "ActivitySparsity",
     "CAMERA_EVENT_DTYPE",
     "CAMERA_FORMATS",
     "GESTURE_CLASSES",
     "ForwardBatch",
     "Network",
     "Sample",
+    "activity_sparsity",
     "as_camera_events",
     "camera_sample",
     "classify_recording",

@@ -17,7 +17,8 @@ class Sample:
     def __init__(self, t: ArrayLike, channel: ArrayLike, value: Optional[ArrayLike] = None, *,
                  channels: int, end_time: float, readout_times: Optional[ArrayLike] = None,
                  readout_windows: Windows = None, labels: Union[int, Sequence[int], None] = None,
-                 targets: Optional[ArrayLike] = None) -> None: ...
+                 targets: Optional[ArrayLike] = None,
+                 label: Union[int, Sequence[int], None] = None) -> None: ...
     @property
     def t(self) -> np.ndarray: ...
     @property

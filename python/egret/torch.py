@@ -12,8 +12,9 @@ optimizers, schedulers, ``DistributedDataParallel``) is ordinary PyTorch.
 * :class:`ContinuousEGRU` -- one continuous-time EGRU layer (box kernel), readouts of its output
   trace ``(B, R, units)``: compose it with torch modules.
 
-Parameters are float64 tensors (``model.float()`` works: egret still computes in float64 on the
-CPU, and outputs and gradients are cast to the parameters' dtype and device). Thresholds are trained as ``theta = softplus(theta_rho)`` (always
+Parameters are float64 tensors (``model.float()`` works). egret computes on the CPU in its own
+precision (``precision=``: the configuration's ``"precision"``, float if absent), whatever the
+tensors' dtype; outputs and gradients are cast to the parameters' dtype and device. Thresholds are trained as ``theta = softplus(theta_rho)`` (always
 positive, as ``egret train`` does); time constants are buffers unless
 ``train_time_constants=True`` (then ``tau = exp(log_tau)``).
 """
@@ -55,7 +56,7 @@ class _EventNetworkFunction(torch.autograd.Function):
         ctx.regularized = bool(regularizers)
         ctx.names = names
         ctx.like = [(t.shape, t.dtype, t.device) for t in tensors]
-        # egret computes in float64 on the CPU; the outputs follow the parameters' dtype/device
+        # egret computes on the CPU in its precision; outputs follow the parameters' dtype/device
         like = {"dtype": tensors[0].dtype, "device": tensors[0].device}
         return torch.from_numpy(batch.traces).to(**like), torch.tensor(regularization, **like)
 

@@ -3,7 +3,17 @@
 
 #include <pybind11/pybind11.h>
 
+#include <string>
+
 namespace egret::python {
+
+// A DeprecationWarning through Python's warnings module, attributed to the Python line that
+// called into egret (so filters and pytest.warns see it like any other warning).
+inline void warn_deprecated(const std::string& message) {
+  namespace py = pybind11;
+  const py::object category = py::module_::import("builtins").attr("DeprecationWarning");
+  py::module_::import("warnings").attr("warn")(message, category, 1);
+}
 
 void bind_sample(pybind11::module_& m);     // Sample
 void bind_network(pybind11::module_& m);    // Network, ForwardBatch

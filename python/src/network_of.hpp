@@ -12,12 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "adjoint/losses.hpp"
 #include "io/config/network_config.hpp"
 #include "io/hdf5/checkpoint.hpp"
 #include "io/hdf5/checkpoint_network.hpp"
 #include "io/hdf5/trace_file.hpp"
 #include "io/nir/nir_export.hpp"
 #include "io/nir/nir_writer.hpp"
+#include "python/src/bindings.hpp"
 #include "python/src/forward_batch.hpp"
 #include "python/src/network_parameters.hpp"
 #include "python/src/regularizers.hpp"
@@ -134,6 +136,7 @@ class NetworkOf {
                               const py::object& activity_regularizer) {
     const auto batch = checked(samples);
     BatchRequest request;
+    if (renamed_loss(loss)) warn_deprecated(renamed_loss_warning("loss_and_gradient", loss));
     request.loss = parse_loss_kind(loss);
     request.state = state_regularizer_from(state_regularizer);
     request.activity = activity_regularizer_from(activity_regularizer);

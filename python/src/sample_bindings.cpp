@@ -12,16 +12,39 @@
 
 namespace egret::python {
 
+namespace {
+
+// Sample(label=...) is the name `labels` had before; accepted for one release with a warning.
+PySample make_sample_accepting_label(const py::object& t, const py::object& channel,
+                                     const py::object& value, Index channels, double end_time,
+                                     const py::object& readout_times,
+                                     const py::object& readout_windows, const py::object& labels,
+                                     const py::object& targets, const py::object& label) {
+  if (label.is_none())
+    return make_sample(t, channel, value, channels, end_time, readout_times, readout_windows,
+                       labels, targets);
+  if (!labels.is_none()) throw std::invalid_argument("Sample: labels and label given; use labels");
+  warn_deprecated(
+      "Sample(label=...) is deprecated; use labels= (label is accepted until the "
+      "next release)");
+  return make_sample(t, channel, value, channels, end_time, readout_times, readout_windows, label,
+                     targets);
+}
+
+}  // namespace
+
 void bind_sample(py::module_& m) {
   py::class_<PySample>(m, "Sample",
                        "One input sequence: input events (time in ms, channel, value), the end of "
                        "the run, readouts (points, then windows) and optional targets.")
-      .def(py::init(&make_sample), py::arg("t"), py::arg("channel"), py::arg("value") = py::none(),
-           py::kw_only(), py::arg("channels"), py::arg("end_time"),
+      .def(py::init(&make_sample_accepting_label), py::arg("t"), py::arg("channel"),
+           py::arg("value") = py::none(), py::kw_only(), py::arg("channels"), py::arg("end_time"),
            py::arg("readout_times") = py::none(), py::arg("readout_windows") = py::none(),
            py::arg("labels") = py::none(), py::arg("targets") = py::none(),
+           py::arg("label") = py::none(),
            "labels: one class per readout (an int applies to all readouts), for softmax "
-           "cross-entropy; targets: array (readouts, outputs) for binary cross-entropy or MSE.")
+           "cross-entropy; targets: array (readouts, outputs) for binary cross-entropy or MSE; "
+           "label: the old name of labels (deprecated).")
       .def_property_readonly("t",
                              [](const PySample& p) {
                                std::vector<double> t;

@@ -181,7 +181,7 @@ def test_parameters_round_trip_and_checks():
         net.set_parameters({"layer0.tau_m": float("inf")})
     bad = theta.copy()
     bad[0] = -1.0
-    with pytest.raises(ValueError, match=r"theta\[0\] must be > 0"):
+    with pytest.raises(ValueError, match=r"theta\[0\]: -1 is outside \[1e-06, inf\) \(a threshold\)"):
         net.set_parameters({"layer0.theta": bad})
     with pytest.raises(ValueError, match="unknown parameter 'layer0.W'"):
         net.set_parameters({"layer0.W": np.zeros(3)})

@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import h5py
+
 import egret
 from conftest import BUILD, ROOT
 
@@ -48,6 +50,14 @@ def test_dvs_gesture_example_trains_and_plots(tmp_path):
     assert len(log) == 6
     losses = [float(line.split(",")[1]) for line in log[1:]]
     assert losses[-1] < losses[0]  # training reduces the loss
+    # The activity sparsity printed is NeuroBench's at the 5 ms bin: the trace's, which the CLI
+    # (egret inspect, the main job) reports for the same samples.
+    printed = re.search(r"activity sparsity ([\d.]+) \(NeuroBench, 5 ms step\)", out)
+    assert printed, out[-2000:]
+    with h5py.File(tmp_path / "dvs" / "trace.h5", "r") as f:
+        stored = f["egret/metrics/layer0"].attrs
+        assert stored["dense_step_ms"] == 5
+        assert printed.group(1) == f"{stored['ActivationSparsity']:.3f}"
     # With a regulariser the training loss includes it (one epoch: the option's path runs).
     out = run_example("dvs_gesture.py", "--dataset", str(data), "--epochs", "1", "--units", "16",
                       "--precision", "double", "--activity-regularizer", "0.1,20",

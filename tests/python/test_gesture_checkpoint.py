@@ -39,6 +39,7 @@ def test_main_job_table_checkpoints_and_figure_agree(egret_bin, root, tmp_path):
              "--epochs", "1", "--units", "16", "--frame-units", "16", "--out", out], cwd=root)
     assert r.returncode == 0, r.stderr
     assert "Table 1, analog" in r.stdout and "not the real DVS128 Gesture" in r.stdout
+    assert "act.sp. (step)" in r.stdout and "(act.sp.: NeuroBench's ActivationSparsity" in r.stdout
     res = json.loads((out / "results.json").read_text())
     assert [row["model"] for row in res["rows"]] == MODELS
     assert len(res["runs"]) == 6 and res["settings"]["held_out_samples"] == 11
@@ -55,6 +56,11 @@ def test_main_job_table_checkpoints_and_figure_agree(egret_bin, root, tmp_path):
         samples, labels = held_out_samples(root, task)
         assert len(samples) == run_["total"] == 11
         res_ = net.simulate_batch(samples, threads=2)
+        # The activity sparsity the job reports is egret.activity_sparsity's (what the Python
+        # example prints), at the model's step: the 5 ms bin or the 25 ms frame.
+        sparsity = egret.activity_sparsity(res_)
+        assert sparsity.value == run_["activity_sparsity"]
+        assert sparsity.step_ms == run_["activity_step_ms"] == task["bin_us"] / 1000
         hits = sum(int(np.argmax(x["logits"][0]) == y) for x, y in zip(res_, labels))
         assert hits == run_["correct"], run_["model"]
     # The headline network is the first model's first seed.
@@ -76,6 +82,7 @@ def test_main_job_table_checkpoints_and_figure_agree(egret_bin, root, tmp_path):
     # The dense GRU updates (nearly) every unit every tick (its open gate is sigmoid(10), and a
     # unit whose output does not change sends nothing); the EGRU layers do not.
     assert res["rows"][2]["activity_sparsity"]["mean"] < 1e-3
+    assert [row["activity_step_ms"] for row in res["rows"]] == [5, 25, 25]
     assert res["rows"][1]["backward_sparsity"]["mean"] is not None
     assert res["rows"][0]["backward_sparsity"]["mean"] is None  # exact adjoint: not defined
 

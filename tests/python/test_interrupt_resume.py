@@ -19,7 +19,13 @@ from conftest import run
 # A run that is not interrupted is compared with one interrupted at a random epoch; the epoch is
 # drawn from a generator whose seed is printed in every failure message.
 SEED = random.randrange(1 << 30)
-RESUME = re.compile(r"^resume with: egret (.*)$", re.M)
+RESUME = re.compile(r"^resume with: (\S+) (.*)$", re.M)  # the program as invoked, its arguments
+
+
+def resume_arguments(out, egret_bin):
+    m = RESUME.search(out)
+    assert m and m.group(1) == str(egret_bin), out
+    return m.group(2).split()
 
 
 def interrupt_after(argv, lines, pattern, signal_number=signal.SIGINT, cwd=None):
@@ -92,7 +98,7 @@ def test_train_interrupted_at_a_random_epoch_resumes_bit_for_bit(egret_bin, root
     rows = log_rows(tmp_path / "cut" / "training_log.csv")
     assert [int(r["epoch"]) for r in rows] == list(range(1, saved + 1)), context
 
-    resume = RESUME.search(out).group(1).split()
+    resume = resume_arguments(out, egret_bin)
     assert resume == ["train", "--resume", str(tmp_path / "cut" / "checkpoint.h5"), "--epochs",
                       "150", "--precision", precision]
     r = run([egret_bin, *resume])
@@ -109,7 +115,7 @@ def test_train_sigterm_and_a_second_resume(egret_bin, root, tmp_path):
               "40", "--out", tmp_path / "cut"]
     rc, out, _ = interrupt_after([egret_bin, *common], 3, r"^epoch +\d+ ", signal.SIGTERM)
     assert rc == 143 and "SIGTERM during epoch" in out
-    resume = RESUME.search(out).group(1).split()
+    resume = resume_arguments(out, egret_bin)
     assert run([egret_bin, *resume]).returncode == 0
     again = run([egret_bin, *resume])
     assert again.returncode == 0 and "nothing to train" in again.stdout
@@ -142,7 +148,7 @@ def test_main_job_interrupted_at_a_random_epoch_resumes_bit_for_bit(egret_bin, r
     rc, out, err = interrupt_after([egret_bin, *JOB, "--precision", precision, "--out",
                                     tmp_path / "cut"], line, r"^epoch +[1-9]\d* ", cwd=root)
     assert rc == 130, (context, out, err)
-    resume = RESUME.search(out).group(1).split()
+    resume = resume_arguments(out, egret_bin)
     assert resume == ["--resume", str(tmp_path / "cut")]
     r = run([egret_bin, *resume], cwd=root)
     assert r.returncode == 0, (context, r.stderr)

@@ -29,9 +29,9 @@ CellFamily toy_family() {
   f.type = "toy_integrator";
   f.summary = "test-only leaky integrator with graded events (docs/cell_families.md)";
   f.keys = {
-      {"dt", 1, 0, inf, false, "tick interval [ms]", kMinTimeScaleMs},
-      {"tau", 5, 0, inf, false, "integration time constant [ms]", kMinTimeScaleMs},
-      {"tau_o", 5, 0, inf, false, "output-trace time constant [ms]", kMinTimeScaleMs},
+      {"dt", 1, kMinTimeScaleMs, inf, false, "tick interval [ms]"},
+      {"tau", 5, kMinTimeScaleMs, inf, false, "integration time constant [ms]"},
+      {"tau_o", 5, kMinTimeScaleMs, inf, false, "output-trace time constant [ms]"},
       {"init.weight_scale", 1, 0, 1e6, false, "W ~ U(-s/sqrt(D), s/sqrt(D))"},
   };
   f.make_double = &make_toy<double>;
