@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <stdexcept>
 
 #include "io/config/network_config.hpp"
@@ -67,8 +68,19 @@ void write_readable(const nlohmann::json& j, int indent, std::string& out) {
   }
 }
 
+// Which NIR node a layer's error is about: the network's errors name "layer K (family)".
+std::string node_of_layer_error(const std::string& message, const Chain& chain) {
+  static const std::regex layer_index("^layer ([0-9]+) ");
+  std::smatch m;
+  if (!std::regex_search(message, m, layer_index)) return "";
+  const std::size_t k = std::stoul(m[1].str());
+  if (k >= chain.layers.size()) return "";
+  const ChainLayer& l = chain.layers[k];
+  return "node '" + l.neuron_name + "' (" + l.neuron->type + ")";
+}
+
 // The configuration must build: a graph egret cannot run fails at import, not later.
-void check_builds(const std::string& text, const std::string& origin) {
+void check_builds(const std::string& text, const std::string& origin, const Chain& chain) {
   try {
     const NetworkConfig cfg = parse_network_config(text, origin);
     with_precision(cfg.precision, [&](auto scalar) {
@@ -76,7 +88,11 @@ void check_builds(const std::string& text, const std::string& origin) {
       return 0;
     });
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(origin + ": the imported network is not valid: " + e.what());
+    std::string message = e.what();
+    if (message.rfind(origin + ": ", 0) == 0) message.erase(0, origin.size() + 2);
+    const std::string node = node_of_layer_error(message, chain);
+    throw std::invalid_argument(origin + ": " + (node.empty() ? "" : node + ": ") +
+                                "egret cannot run the imported network: " + message);
   }
 }
 
@@ -108,7 +124,7 @@ std::string import_config(const File& file, const std::string& origin,
   std::string text;
   nir_importing::write_readable(config, 0, text);
   text += "\n";
-  nir_importing::check_builds(text, origin);
+  nir_importing::check_builds(text, origin, chain);
   return text;
 }
 

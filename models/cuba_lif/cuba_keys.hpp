@@ -15,26 +15,24 @@ namespace egret {
 
 inline std::vector<SettingKey> cuba_keys(bool spiking) {
   const double inf = std::numeric_limits<double>::infinity();
-  const double no_legacy = std::numeric_limits<double>::quiet_NaN();
   std::vector<SettingKey> keys = {
-      {"dt", 1, 0, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ...", kMinTimeScaleMs},
-      {"synapse", 1, 0, 1, false,
-       "whether the units have a synaptic current: tau_syn dI/dt = -I + w_in S (false: I = S)", 0,
-       true, no_legacy},
-      {"leak", 1, 0, 1, false,
-       "whether the membrane leaks: tau_mem dv/dt = v_leak - v + r I (false: dv/dt = r I)", 0, true,
-       no_legacy},
-      {"tau_syn", 5, 0, inf, false, "initial synaptic time constant [ms] of every unit",
-       kMinTimeScaleMs},
-      {"tau_mem", 20, 0, inf, false, "initial membrane time constant [ms] of every unit",
-       kMinTimeScaleMs},
+      {"dt", 1, kMinTimeScaleMs, inf, false, "tick interval [ms]; ticks at k dt, k = 1, 2, ..."},
+      boolean_key({"synapse", 1, 0, 1, false,
+                   "whether the units have a synaptic current: tau_syn dI/dt = -I + w_in S "
+                   "(false: I = S)"}),
+      boolean_key({"leak", 1, 0, 1, false,
+                   "whether the membrane leaks: tau_mem dv/dt = v_leak - v + r I (false: dv/dt = "
+                   "r I)"}),
+      {"tau_syn", 5, kMinTimeScaleMs, inf, false,
+       "initial synaptic time constant [ms] of every unit"},
+      {"tau_mem", 20, kMinTimeScaleMs, inf, false,
+       "initial membrane time constant [ms] of every unit"},
       {"init.weight_scale", 1, 0, 1e6, false, "W ~ U(-s/sqrt(D), s/sqrt(D))"},
       {"init.recurrent_scale", 1, 0, 1e6, false, "V ~ U(-s/sqrt(N), s/sqrt(N))"},
   };
   if (spiking) {
     keys.push_back({"threshold", 1, -1e6, 1e6, false, "initial v_threshold of every unit"});
-    keys.push_back(
-        {"tau_o", 10, 0, inf, false, "output-trace time constant [ms]", kMinTimeScaleMs});
+    keys.push_back({"tau_o", 10, kMinTimeScaleMs, inf, false, "output-trace time constant [ms]"});
   }
   return keys;
 }

@@ -591,7 +591,8 @@ def hostile_graphs():
                                      "bias": np.zeros(3)}))
     variant("two_inputs", "2 Input nodes",
             lambda n, e: n.update(input2={"type": "Input", "shape": shape(2)}))
-    variant("tau_too_small", "tau_mem[0] = 1e-06 ms is below the documented minimum",
+    variant("tau_too_small", "node 'lif' (LIF): egret cannot run the imported network: layer 0 "
+            "(cuba_lif): cuba_lif layer: tau_mem[0]: 1e-06 is outside [0.001, inf)",
             lambda n, e: n["lif"]["tau"].__setitem__(0, 1e-9))
     variant("huge_input_shape", "claims more than 1e9 elements",
             lambda n, e: n.update(input={"type": "Input", "shape": np.array([1 << 40])}))
