@@ -360,12 +360,58 @@ bool takes_precision(const CommandHelp& c) {
   return find_option(c, "--precision") != nullptr;
 }
 
+CommandHelp export_nir_help() {
+  CommandHelp c = {
+      "export-nir",
+      "  egret export-nir NET.json|CKPT.h5 OUT.nir [--extension]\n",
+      "Write a network as a NIR graph (the Neuromorphic Intermediate Representation, HDF5): a "
+      "configuration (its seeded initial values and \"params\") or a checkpoint's trained "
+      "network. lif layers, and su_snn layers whose gates never close, become LI + Threshold "
+      "with the soft reset as a recurrent Scale; cuba_lif and cuba_li become CubaLIF, LIF, IF, "
+      "CubaLI, LI or I; the readout an LI (the output trace) and an Affine. A family NIR cannot "
+      "express exactly is refused, naming what NIR lacks; nothing is approximated "
+      "(docs/nir.md).",
+      {
+          {"--extension", "",
+           "write the layers NIR cannot express as egret extension nodes (type egret.<family>, "
+           "holding the layer's parameters and settings) instead of refusing them",
+           "refuse them"},
+      },
+      "NET.json|CKPT.h5 OUT.nir",
+      "build/egret export-nir examples/delay_copy_lif.json lif.nir",
+  };
+  c.arguments = 2;
+  return c;
+}
+
+CommandHelp import_nir_help() {
+  CommandHelp c = {
+      "import-nir",
+      "  egret import-nir IN.nir NET.json [--dt MS]\n",
+      "Write the network configuration that runs a NIR graph (written by egret, Norse, snnTorch, "
+      "Rockpool, ...): a chain of layers of LIF, CubaLIF, IF, LI, CubaLI, I nodes (or an LI and "
+      "a Threshold) fed by Affine, Linear or Scale weights, recurrent edges, SumPool2d on the "
+      "input, Flatten and nested graphs. Each node's equations are solved exactly over each tick "
+      "with its input held over "
+      "the tick; a recurrent edge carries the previous tick's output. Another node (a Delay, "
+      "a convolution, ...) is refused, naming it and its place in the file (docs/nir.md).",
+      {
+          {"--dt", "MS", "the tick interval of every layer (NIR's nodes are continuous in time)",
+           "the egret_dt_ms that egret writes into its graphs; required for other graphs"},
+      },
+      "IN.nir NET.json",
+      "build/egret import-nir lif.nir lif_imported.json",
+  };
+  c.arguments = 2;
+  return c;
+}
+
 }  // namespace
 
 const std::vector<CommandHelp>& command_helps() {
   static const std::vector<CommandHelp> commands = {
-      gesture_help(), demo_help(),    simulate_help(), classify_help(),
-      emulate_help(), inspect_help(), estimate_help(), train_help(),
+      gesture_help(), demo_help(),     simulate_help(), classify_help(),   emulate_help(),
+      inspect_help(), estimate_help(), train_help(),    export_nir_help(), import_nir_help(),
   };
   return commands;
 }

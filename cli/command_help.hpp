@@ -21,8 +21,9 @@ struct CommandHelp {
   std::string synopsis;     // the "  egret ..." lines, wrapped by hand
   std::string description;  // one paragraph, wrapped when printed
   std::vector<OptionHelp> options;
-  std::string argument;  // the one positional argument, e.g. "TRACE.h5"; empty: none
-  std::string example;   // one command line that runs from the repository root
+  std::string argument;       // the positional arguments, e.g. "TRACE.h5"; empty: none
+  std::string example;        // one command line that runs from the repository root
+  std::size_t arguments = 1;  // how many positional arguments `argument` names
 };
 
 // Every command, in the order of `egret --help`.

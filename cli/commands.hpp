@@ -38,5 +38,7 @@ int run_emulate(const Args& args);
 int run_train(const Options& options);
 int run_gesture(const Options& options);
 int run_estimate(const std::string& trace, const Options& options);
+int run_export_nir(const Args& args);
+int run_import_nir(const Args& args);
 
 }  // namespace egret::cli

@@ -27,9 +27,9 @@ bool is_help(const std::string& arg) {
 }
 
 // The command line of `command`: the options its help lists (those with a value take the next
-// argument; flags such as --full are stored with the value "1"), at most its one positional
-// argument, and --help / -h anywhere (stored as "--help"). Anything else is refused with the
-// command's name.
+// argument; flags such as --full are stored with the value "1"), at most the positional
+// arguments it names, and --help / -h anywhere (stored as "--help"). Anything else is refused
+// with the command's name.
 egret::cli::Args parse_args(int argc, char** argv, int first, const CommandHelp& command) {
   egret::cli::Args a;
   a.command = command.name;
@@ -41,7 +41,7 @@ egret::cli::Args parse_args(int argc, char** argv, int first, const CommandHelp&
       continue;
     }
     if (key.rfind("--", 0) != 0) {
-      if (command.argument.empty() || !a.positional.empty())
+      if (command.argument.empty() || a.positional.size() >= command.arguments)
         throw std::invalid_argument("unexpected argument '" + key + "'" + see);
       a.positional.push_back(key);
       continue;
@@ -183,6 +183,8 @@ int main(int argc, char** argv) {
     }
     if (args.command == "emulate") return egret::cli::run_emulate(args);
     if (args.command == "train") return egret::cli::run_train(with_command_line());
+    if (args.command == "export-nir") return egret::cli::run_export_nir(args);
+    if (args.command == "import-nir") return egret::cli::run_import_nir(args);
     throw std::logic_error("command '" + args.command + "' has help but no implementation");
   } catch (const egret::cli::Interrupted& e) {  // saved and explained: the usual exit status
     return 128 + e.signal;

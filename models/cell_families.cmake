@@ -14,4 +14,6 @@ set(EGRET_CELL_FAMILIES
   su_snn
   ds_gru
   spiking_gated
+  cuba_lif
+  cuba_li
 )

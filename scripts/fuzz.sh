@@ -32,7 +32,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # libhdf5's id tables and would not show as a leak anyway.
 target_flags() {
   case "$1" in
-    hdf5_events | hdf5_trace | checkpoint) echo "-detect_leaks=0" ;;
+    hdf5_events | hdf5_trace | checkpoint | nir_graph) echo "-detect_leaks=0" ;;
   esac
 }
 
@@ -74,6 +74,12 @@ binary() {
 add_shared_prefixes() {
   local t="$1" dir="$2" src
   [ -d "$shared_data" ] || return 0
+  if [ "$t" = nir_graph ]; then  # whole files: the real NIR graphs are small
+    for src in "$shared_data"/nir/*.nir; do
+      [ -f "$src" ] && cp "$src" "$dir/shared-$(basename "$src")"
+    done
+    return 0
+  fi
   case "$t" in
     evt2) src=prophesee/evt2_sample.raw ;;
     evt3) src=prophesee/evt3_sample.raw ;;

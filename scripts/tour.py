@@ -69,7 +69,11 @@ CHECKS = [
      [r"final held-out bitwise accuracy: 100\.0%"]),
     (r"^build/egret train --config examples/delay_copy_exp_kernel\.json",
      ["out/delay_copy_exp_kernel/checkpoint.h5"], [r"final held-out bitwise accuracy: 100\.0%"]),
-    (r"^import egret", [], []),  # the Python block: it prints nothing; its exit status counts
+    (r"^build/egret train --config examples/delay_copy_lif\.json",
+     ["out/delay_copy_lif/checkpoint.h5"], [r"final held-out bitwise accuracy: [\d.]+%"]),
+    (r"^build/egret export-nir ", ["lif.nir"], [r"wrote lif\.nir \(NIR graph of "]),
+    (r"^build/egret import-nir ", ["lif.json"], [r"wrote lif\.json \(the network of lif\.nir\)"]),
+    (r"^import egret", [], []),  # the Python blocks print nothing; their exit status counts
     (r"examples/python/delay_copy\.py",
      [f"out/python_delay_copy/{f}" for f in ("checkpoint.h5", "trace.h5", "delay_copy.png")],
      [r"held-out accuracy 100\.0 %"]),

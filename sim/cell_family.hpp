@@ -52,6 +52,11 @@ inline SettingKey whole_number_key(SettingKey k) {
   k.whole_number = true;
   return k;
 }
+// A yes/no key: written true or false, held as 1 or 0 (its range is [0, 1]).
+inline SettingKey boolean_key(SettingKey k) {
+  k.boolean = true;
+  return k;
+}
 // A key where 0 means "derive the value" (its doc says from what), besides its range.
 inline SettingKey zero_means_derived(SettingKey k) {
   k.zero_allowed = true;

@@ -7,6 +7,7 @@
 
 #include "io/config/network_config.hpp"
 #include "io/hdf5/checkpoint.hpp"
+#include "sim/precision_cast.hpp"
 #include "train/parameters.hpp"
 
 namespace egret {

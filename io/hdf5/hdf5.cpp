@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -558,6 +559,203 @@ std::vector<std::uint64_t> read_uint64s(hid_t parent, const std::string& name,
 std::vector<std::int64_t> read_int64s(hid_t parent, const std::string& name,
                                       const std::string& where) {
   return read_1d<std::int64_t>(parent, name, where, H5T_NATIVE_INT64, 'i');
+}
+
+namespace {
+
+// The dataset `name` of `parent`, which must exist and be a dataset.
+Id open_dataset(hid_t parent, const std::string& name, const std::string& at,
+                const std::string& where) {
+  if (!exists(parent, name)) fail(where + ": missing dataset '" + name + "'");
+  if (object_type(parent, name, at) != H5O_TYPE_DATASET) fail(at + ": not a dataset");
+  return check(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), at + ": cannot open the dataset");
+}
+
+std::size_t element_count(const std::vector<hsize_t>& dims) {
+  std::size_t count = 1;  // checked_extent has bounded the product by the memory it needs
+  for (const hsize_t d : dims) count *= static_cast<std::size_t>(d);
+  return count;
+}
+
+// A string of at most max_length bytes, cut at its first NUL and without fixed-length padding.
+std::string bounded_string(const char* s, std::size_t size, std::size_t max_length,
+                           const std::string& at) {
+  const char* end = static_cast<const char*>(std::memchr(s, '\0', size));
+  std::size_t n = end ? static_cast<std::size_t>(end - s) : size;
+  while (n > 0 && s[n - 1] == ' ') --n;
+  if (n > max_length) fail(at + ": a string longer than " + std::to_string(max_length) + " bytes");
+  return std::string(s, n);
+}
+
+}  // namespace
+
+NumericArray read_numeric_array(hid_t parent, const std::string& name, const std::string& where) {
+  QuietErrors quiet;
+  const std::string at = where + "/" + name;
+  Id dset = open_dataset(parent, name, at, where);
+  Id type = check(H5Dget_type(dset.get()), at + ": no datatype");
+  NumericArray out;
+  out.kind = numeric_kind(type.get(), at);
+  out.dims = checked_extent(dset.get(), sizeof(double), at);
+  const std::size_t count = element_count(out.dims);
+  out.values.resize(count);
+  Id dxpl = strict_transfer_plist();
+  const char* corrupt = ": cannot read the data (corrupt, or a failed checksum)";
+  if (count == 0) return out;
+  if (out.kind == 'f') {
+    if (H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, dxpl.get(), out.values.data()) < 0)
+      fail(at + corrupt);
+    return out;
+  }
+  // Integers in their own signedness (libhdf5's integer-to-float conversion refuses some
+  // values under the strict transfer list), then to double only where exact.
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  if (out.kind == 'u') {
+    std::vector<std::uint64_t> u(count);
+    if (H5Dread(dset.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, dxpl.get(), u.data()) < 0)
+      fail(at + corrupt);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (static_cast<double>(u[i]) > kExact)
+        fail(at + ": an integer a double cannot hold exactly");
+      out.values[i] = static_cast<double>(u[i]);
+    }
+    return out;
+  }
+  std::vector<std::int64_t> v(count);
+  if (H5Dread(dset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, dxpl.get(), v.data()) < 0)
+    fail(at + corrupt);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (std::fabs(static_cast<double>(v[i])) > kExact)
+      fail(at + ": an integer a double cannot hold exactly");
+    out.values[i] = static_cast<double>(v[i]);
+  }
+  return out;
+}
+
+StringArray read_string_array(hid_t parent, const std::string& name, const std::string& where,
+                              std::size_t max_length) {
+  QuietErrors quiet;
+  const std::string at = where + "/" + name;
+  Id dset = open_dataset(parent, name, at, where);
+  Id type = check(H5Dget_type(dset.get()), at + ": no datatype");
+  if (H5Tget_class(type.get()) != H5T_STRING) fail(at + ": not a string dataset");
+  StringArray out;
+  if (H5Tis_variable_str(type.get()) > 0) {
+    // The heap references are read through libhdf5, which the validating child has survived.
+    out.dims = checked_extent(dset.get(), sizeof(char*), at);
+    std::vector<char*> ptrs(element_count(out.dims), nullptr);
+    Id mem = check(H5Tcopy(H5T_C_S1), "H5Tcopy");
+    check_status(H5Tset_size(mem.get(), H5T_VARIABLE), "H5Tset_size");
+    check_status(H5Tset_cset(mem.get(), H5Tget_cset(type.get())), "H5Tset_cset");
+    if (!ptrs.empty() &&
+        H5Dread(dset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
+      fail(at + ": cannot read the strings (corrupt)");
+    std::string error;
+    for (char* p : ptrs) {
+      if (!error.empty()) break;
+      try {
+        const std::size_t n = p ? strnlen(p, max_length + 1) : 0;  // stops at the NUL
+        if (n > max_length)
+          fail(at + ": a string longer than " + std::to_string(max_length) + " bytes");
+        out.values.push_back(std::string(p ? p : "", n));
+      } catch (const std::runtime_error& e) {
+        error = e.what();
+      }
+    }
+    Id space = check(H5Dget_space(dset.get()), at + ": no dataspace");
+    if (!ptrs.empty()) H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, ptrs.data());
+    if (!error.empty()) fail(error);
+    return out;
+  }
+  const std::size_t size = H5Tget_size(type.get());
+  if (size == 0 || size > max_length + 1)
+    fail(at + ": fixed-length strings of " + std::to_string(size) + " bytes (at most " +
+         std::to_string(max_length) + ")");
+  out.dims = checked_extent(dset.get(), size, at);
+  const std::size_t count = element_count(out.dims);
+  std::string buf(count * size, '\0');
+  Id mem = check(H5Tcopy(H5T_C_S1), "H5Tcopy");
+  check_status(H5Tset_size(mem.get(), size), "H5Tset_size");
+  check_status(H5Tset_strpad(mem.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
+  if (count > 0 && H5Dread(dset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+    fail(at + ": cannot read the strings (corrupt)");
+  for (std::size_t i = 0; i < count; ++i)
+    out.values.push_back(bounded_string(buf.data() + i * size, size, max_length, at));
+  return out;
+}
+
+std::vector<std::string> group_members(hid_t group, const std::string& where,
+                                       std::size_t max_members) {
+  QuietErrors quiet;
+  H5G_info_t info{};
+  check_status(H5Gget_info(group, &info), where + ": cannot read the group's links");
+  if (info.nlinks > max_members)
+    fail(where + ": " + std::to_string(info.nlinks) + " members (at most " +
+         std::to_string(max_members) + ")");
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t n =
+        H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (n < 0 || n > 4096) fail(where + ": cannot read the name of member " + std::to_string(i));
+    std::string name(static_cast<std::size_t>(n) + 1, '\0');
+    if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(),
+                           H5P_DEFAULT) != n)
+      fail(where + ": cannot read the name of member " + std::to_string(i));
+    name.resize(static_cast<std::size_t>(n));
+    names.push_back(name);
+  }
+  return names;
+}
+
+namespace {
+
+template <class T>
+void write_nd(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims,
+              const std::vector<T>& values, hid_t file_type, hid_t mem_type) {
+  std::size_t count = 1;
+  for (const hsize_t d : dims) count *= static_cast<std::size_t>(d);
+  if (count != values.size()) fail("write_array: " + name + ": size mismatch");
+  Id space = dims.empty()
+                 ? check(H5Screate(H5S_SCALAR), "H5Screate")
+                 : check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                         "H5Screate_simple");
+  Id dset = check(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                             H5P_DEFAULT),
+                  "cannot create dataset " + object_name(parent) + "/" + name);
+  if (count > 0)
+    check_status(H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+                 "cannot write dataset " + name);
+}
+
+Id utf8_vlen_string_type() {
+  Id type = check(H5Tcopy(H5T_C_S1), "H5Tcopy");
+  check_status(H5Tset_size(type.get(), H5T_VARIABLE), "H5Tset_size");
+  check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset");
+  return type;
+}
+
+}  // namespace
+
+void write_array(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims,
+                 const std::vector<double>& values) {
+  write_nd(parent, name, dims, values, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
+}
+
+void write_int_array(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims,
+                     const std::vector<std::int64_t>& values) {
+  write_nd(parent, name, dims, values, H5T_STD_I64LE, H5T_NATIVE_INT64);
+}
+
+void write_string(hid_t parent, const std::string& name, const std::string& value) {
+  write_string_table(parent, name, {}, {value});
+}
+
+void write_string_table(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims,
+                        const std::vector<std::string>& values) {
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  Id type = utf8_vlen_string_type();
+  write_nd(parent, name, dims, ptrs, type.get(), type.get());
 }
 
 AppendableDataset::AppendableDataset(hid_t parent, const std::string& name, hid_t mem_type,

@@ -167,6 +167,34 @@ std::vector<std::uint64_t> read_uint64s(hid_t parent, const std::string& name,
 std::vector<std::int64_t> read_int64s(hid_t parent, const std::string& name,
                                       const std::string& where);
 
+// Datasets of any rank (0 to 8), for formats that store n-dimensional arrays (NIR graphs,
+// io/nir/). Numeric: integers or floats read as doubles, row-major; an integer a double cannot
+// hold exactly is an error. Strings: fixed or variable length, each at most `max_length` bytes.
+struct NumericArray {
+  std::vector<hsize_t> dims;  // empty: a scalar
+  std::vector<double> values;
+  char kind = 'f';  // numeric_kind of the file's type
+};
+NumericArray read_numeric_array(hid_t parent, const std::string& name, const std::string& where);
+struct StringArray {
+  std::vector<hsize_t> dims;
+  std::vector<std::string> values;
+};
+StringArray read_string_array(hid_t parent, const std::string& name, const std::string& where,
+                              std::size_t max_length);
+// The names of a group's links, in name order; more than `max_members` is an error.
+std::vector<std::string> group_members(hid_t group, const std::string& where,
+                                       std::size_t max_members);
+// Writers of the same: float64 or int64 (contiguous), and UTF-8 variable-length strings (the
+// form h5py writes), a scalar or a row-major table.
+void write_array(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims,
+                 const std::vector<double>& values);
+void write_int_array(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims,
+                     const std::vector<std::int64_t>& values);
+void write_string(hid_t parent, const std::string& name, const std::string& value);
+void write_string_table(hid_t parent, const std::string& name, const std::vector<hsize_t>& dims,
+                        const std::vector<std::string>& values);
+
 // A 1-D dataset that grows by appending blocks: chunked, shuffled and deflated.
 class AppendableDataset {
  public:

@@ -6,7 +6,8 @@
 //    public:
 //     using Params = ...;   // units(), inputs(), dt, output_time_constant(), validate(),
 //                           // visit_parameters (sim/parameters.hpp)
-//     using Adjoint = ...;  // the backward side (models/tick/tick_adjoint.hpp)
+//     using Adjoint = ...;  // the backward side (models/tick/tick_adjoint.hpp); a cell
+//                           //   without one runs forward only (no backward pass)
 //     static constexpr const char* kType = "...";         // the configuration's type
 //     static constexpr bool kHeldOutput = ...;  // events are changes of a held state (delta
 //                                               //   semantics, sim/layer.hpp output_is_held)
@@ -141,8 +142,13 @@ class TickLayer final : public Layer<Scalar> {
     return std::make_unique<TickLayer>(std::move(p));
   }
 
+  // A cell without an Adjoint type runs forward only: no adjoint, so has_adjoint() is false and
+  // training and adjoint tapes refuse the layer, naming it.
   std::unique_ptr<LayerAdjoint<Scalar>> make_adjoint() const override {
-    return std::make_unique<TickAdjoint<Scalar, Cell>>(p_, cell_.record_size(), held_input_);
+    if constexpr (has_adjoint_type<Cell<Scalar>>::value)
+      return std::make_unique<TickAdjoint<Scalar, Cell>>(p_, cell_.record_size(), held_input_);
+    else
+      return nullptr;
   }
   void set_tape_recording(const TapeSettings& s) override { recording_ = s.recording; }
   // Per tick (models/tick/tick_adjoint.hpp reads it back): the bin (count, then channel and sum per
@@ -179,6 +185,11 @@ class TickLayer final : public Layer<Scalar> {
   template <class P>
   struct has_normal_form<P, std::void_t<decltype(P::normalized(std::shared_ptr<const P>()))>>
       : std::true_type {};
+
+  template <class C, class = void>
+  struct has_adjoint_type : std::false_type {};
+  template <class C>
+  struct has_adjoint_type<C, std::void_t<typename C::Adjoint>> : std::true_type {};
 
   static std::shared_ptr<const Params> checked(std::shared_ptr<const Params> p) {
     if (!p) throw std::invalid_argument(std::string(Cell<Scalar>::kType) + ": null parameters");

@@ -84,6 +84,51 @@ def estimate(trace: str, profile: str = "loihi_davies2018", write: bool = True) 
     return json.loads(_estimate_json(trace, profile, write))
 
 
+def export_nir(network, path: str, extension: bool = False) -> None:
+    """Write a network as a NIR graph (the Neuromorphic Intermediate Representation, HDF5).
+
+    ``network`` is an :class:`Network` (its current parameters), a configuration (a dict, JSON
+    text, or a file) or a checkpoint file. Each
+    family maps as ``docs/nir.md`` says; a family NIR cannot express exactly raises
+    ``ValueError`` naming what NIR lacks, unless ``extension`` writes it as an egret extension
+    node. The same as ``egret export-nir``.
+    """
+    import json
+
+    from ._egret import _export_nir
+
+    if isinstance(network, Network):
+        network.export_nir(str(path), extension=extension)
+    elif isinstance(network, dict):
+        _export_nir(json.dumps(network), True, str(path), extension)
+    elif isinstance(network, str) and network.lstrip().startswith("{"):
+        _export_nir(network, True, str(path), extension)
+    else:
+        _export_nir(str(network), False, str(path), extension)
+
+
+def import_nir(path: str, dt: Optional[float] = None, out: Optional[str] = None) -> dict:
+    """The network configuration that runs a NIR graph, as a dict for :class:`Network`.
+
+    ``dt`` is the tick interval of every layer in ms (NIR's nodes are continuous in time); by
+    default the one egret wrote into the graph (a graph from another tool needs it). With
+    ``out`` the configuration is also written there as JSON. The same as ``egret import-nir``;
+    a node egret cannot run raises ``ValueError`` naming it and its place in the file.
+    """
+    import json
+    import os
+
+    from ._egret import _import_nir_json
+
+    text = _import_nir_json(str(path), 0.0 if dt is None else float(dt))
+    if out is not None:
+        tmp = str(out) + ".tmp-egret"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, out)
+    return json.loads(text)
+
+
 class ActivitySparsity(NamedTuple):
     """NeuroBench's ActivationSparsity of a run and the step it was counted at."""
 
@@ -167,6 +212,8 @@ __all__ = [
     "denoise",
     "downsample",
     "emulate_events_from_frames",
+    "export_nir",
+    "import_nir",
     "load_gesture_split",
     "merge_polarities",
     "prepare_recording",

@@ -6,7 +6,12 @@
 
 #include "io/hardware/hardware_estimate.hpp"
 #include "io/hdf5/checkpoint.hpp"
+#include "io/hdf5/checkpoint_network.hpp"
 #include "io/hdf5/trace_file.hpp"
+#include "io/nir/nir_export.hpp"
+#include "io/nir/nir_import.hpp"
+#include "io/nir/nir_reader.hpp"
+#include "io/nir/nir_writer.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/numpy_conversions.hpp"
 
@@ -64,6 +69,31 @@ void bind_files(py::module_& m) {
       py::arg("path"), py::arg("profile"), py::arg("write"),
       "The hardware estimate of a trace as JSON text (egret.estimate parses it).");
   m.def("hardware_profiles", &builtin_profile_names, "The built-in hardware profiles, by name.");
+  m.def(
+      "_export_nir",
+      [](const std::string& source, bool is_config_text, const std::string& path, bool extension) {
+        py::gil_scoped_release release;
+        nir::ExportOptions options;
+        options.extension = extension;
+        const nir::NetworkValues values =
+            is_config_text ? nir::values_of_config(parse_network_config(
+                                 source, "configuration", checkpoint_training_sections()))
+                           : nir::values_of_file(source);
+        nir::write_nir_file(path, nir::export_graph(values, options));
+      },
+      py::arg("source"), py::arg("is_config_text"), py::arg("path"), py::arg("extension"),
+      "Write a network (configuration text, or a configuration or checkpoint file) as a NIR "
+      "graph (egret.export_nir).");
+  m.def(
+      "_import_nir_json",
+      [](const std::string& path, double dt_ms) {
+        py::gil_scoped_release release;
+        nir::ImportOptions options;
+        options.dt_ms = dt_ms;
+        return nir::import_config(nir::read_nir_file(path), path, options);
+      },
+      py::arg("path"), py::arg("dt_ms"),
+      "The network configuration (JSON text) that runs a NIR graph (egret.import_nir).");
   m.def(
       "read_checkpoint",
       [](const std::string& path) {

@@ -109,6 +109,9 @@ class PyNetwork {
   void save_checkpoint(const std::string& path, int epoch) const {
     visit([&](auto& n) { n.save_checkpoint(path, epoch); });
   }
+  void export_nir(const std::string& path, bool extension) const {
+    visit([&](auto& n) { n.export_nir(path, extension); });
+  }
   // In the precision its configuration names, or `precision` if given.
   static PyNetwork load_checkpoint(const std::string& path, const py::object& precision) {
     const Checkpoint c = read_checkpoint(path);
@@ -226,6 +229,10 @@ void bind_network(py::module_& m) {
            "takes one number, given to every unit).")
       .def("save_checkpoint", &PyNetwork::save_checkpoint, py::arg("path"), py::kw_only(),
            py::arg("epoch") = 0, "Write an HDF5 checkpoint (configuration and parameters).")
+      .def("export_nir", &PyNetwork::export_nir, py::arg("path"), py::kw_only(),
+           py::arg("extension") = false,
+           "Write the network with its current parameters as a NIR graph (docs/nir.md; "
+           "egret.export_nir).")
       .def_static("load_checkpoint", &PyNetwork::load_checkpoint, py::arg("path"), py::kw_only(),
                   py::arg("precision") = py::none(),
                   "A network from a checkpoint of Network.save_checkpoint or `egret train`, in "

@@ -17,6 +17,8 @@
 #include "io/hdf5/checkpoint.hpp"
 #include "io/hdf5/checkpoint_network.hpp"
 #include "io/hdf5/trace_file.hpp"
+#include "io/nir/nir_export.hpp"
+#include "io/nir/nir_writer.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/forward_batch.hpp"
 #include "python/src/network_parameters.hpp"
@@ -188,6 +190,15 @@ class NetworkOf {
       py::gil_scoped_release release;
       write_checkpoint(path, c, &net);
     }
+  }
+
+  // The network with its current parameters as a NIR graph (docs/nir.md).
+  void export_nir(const std::string& path, bool extension) const {
+    nir::ExportOptions options;
+    options.extension = extension;
+    const nir::NetworkValues values = nir::values_of_network(cfg_, net_);
+    py::gil_scoped_release release;
+    nir::write_nir_file(path, nir::export_graph(values, options));
   }
 
   static NetworkOf load_checkpoint(const std::string& path, const Checkpoint& c,

@@ -190,9 +190,34 @@ def pngs():
     out("png", "gray16.png").write_bytes(png(5, 4, 16, g16))
 
 
+def nir_graphs():
+    """Seeds: egret's own exports (LIF with readout; cuba_lif and cuba_li; an extension node) and
+    a graph in the layout NIR documents. Regressions: the hostile graphs of tests/python/test_nir.py
+    (each must give a clear error)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "python"))
+    import test_nir
+
+    egret.export_nir(str(ROOT / "examples" / "delay_copy_lif.json"),
+                     str(out("nir_graph", "egret_lif_readout.nir")))
+    egret.export_nir({"input_channels": 2, "precision": "double", "readout_classes": 2,
+                      "layers": [{"type": "cuba_lif", "units": 3},
+                                 {"type": "cuba_li", "units": 2, "synapse": False}]},
+                     str(out("nir_graph", "egret_cuba.nir")))
+    egret.export_nir({"input_channels": 2, "layers": [{"type": "bmru", "units": 3}]},
+                     str(out("nir_graph", "egret_extension.nir")), extension=True)
+    nodes, edges = test_nir.base_graph()
+    test_nir.write_nir(out("nir_graph", "nir_layout_lif.nir"), nodes, edges)
+    regressions = ROOT / "tests" / "fuzz" / "corpus" / "regressions" / "nir_graph"
+    regressions.mkdir(parents=True, exist_ok=True)
+    for name, nodes, edges, _ in test_nir.hostile_graphs():
+        test_nir.write_nir(regressions / f"{name}.nir", nodes, edges)
+
+
 if __name__ == "__main__":
     for make in (evt2, evt3, prophesee_dat, nmnist_bin, aedat2, aedat31, npy_events, hdf5_events,
-                 hdf5_trace_and_checkpoint, configs, text_formats, pngs):
+                 hdf5_trace_and_checkpoint, configs, text_formats, pngs, nir_graphs):
         make()
     for f in sorted(SEEDS.rglob("*")):
         if f.is_file():

@@ -361,7 +361,8 @@ def test_help_names_every_camera_format_and_the_new_commands(egret_bin):
     assert "any cell family with a backward pass" in text
 
 
-COMMANDS = ["gesture", "demo", "simulate", "classify", "emulate", "inspect", "estimate", "train"]
+COMMANDS = ["gesture", "demo", "simulate", "classify", "emulate", "inspect", "estimate", "train",
+            "export-nir", "import-nir"]
 OPTION = re.compile(r"--[a-z][a-z-]*")
 
 
@@ -494,10 +495,12 @@ def test_the_help_examples_run(egret_bin, tmp_path):
     tour runs both, scripts/tour.sh)."""
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     (tmp_path / "build").symlink_to(pathlib.Path(egret_bin).resolve().parent)
-    order = ["demo", "simulate", "emulate", "inspect", "estimate", "train"]
+    order = ["demo", "simulate", "emulate", "inspect", "estimate", "train", "export-nir",
+             "import-nir"]
     for command in order:
         example = command_help(egret_bin, command)[2]
         r = run(example.split(), cwd=tmp_path)
         assert r.returncode == 0, (example, r.stderr)
     assert (tmp_path / "estimate.json").stat().st_size > 0
     assert (tmp_path / "out" / "delay_copy" / "checkpoint.h5").stat().st_size > 0
+    assert (tmp_path / "lif_imported.json").stat().st_size > 0
