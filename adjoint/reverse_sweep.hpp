@@ -172,31 +172,38 @@ void activity_emission(const ActivityTerm<Scalar>& activity, Scalar tau, const T
 }
 
 // An input step's time and value belong to the input stream (layer 0) or to the emission of the
-// layer below; a release step's time to the contribution it ends.
+// layer below; a release step's time to the contribution it ends. A step of several merged
+// inputs or releases (sim/tape.hpp) exists only when their time adjoints are discarded: its
+// time adjoint goes to none of them.
 template <class Scalar>
 void route_step_time(const TapeStep<Scalar>& st, const Tape<Scalar>& tape, Scalar routed,
                      std::vector<Scalar>& g_time, std::vector<Scalar>& g_value,
                      Gradient<Scalar>& grad) {
-  const auto ui = static_cast<std::size_t>(st.first_item);
-  const TapeItem<Scalar>& item = tape.items[ui];
-  switch (st.kind) {
-    case EventKind::kInput: {
-      const Scalar total = routed + g_time[ui];
-      if (item.external) {
-        if (!grad.input_time.empty()) grad.input_time[static_cast<std::size_t>(item.link)] += total;
-        grad.input_value[static_cast<std::size_t>(item.link)] += g_value[ui];
-      } else {
-        g_time[static_cast<std::size_t>(item.link)] += total;
-        g_value[static_cast<std::size_t>(item.link)] += g_value[ui];
+  const std::int64_t n = tape.n_items(st);
+  const Scalar step_time = n == 1 ? routed : Scalar(0);
+  for (std::int64_t k = 0; k < n; ++k) {
+    const auto ui = static_cast<std::size_t>(st.first_item + k);
+    const TapeItem<Scalar>& item = tape.items[ui];
+    const auto link = static_cast<std::size_t>(item.link);
+    switch (st.kind) {
+      case EventKind::kInput: {
+        const Scalar total = step_time + g_time[ui];
+        if (item.external) {
+          if (!grad.input_time.empty()) grad.input_time[link] += total;
+          if (!grad.input_value.empty()) grad.input_value[link] += g_value[ui];
+        } else {
+          g_time[link] += total;
+          g_value[link] += g_value[ui];
+        }
+        break;
       }
-      break;
+      case EventKind::kInputRelease:
+      case EventKind::kRecurrentRelease:
+        g_time[link] += step_time;
+        break;
+      default:
+        return;
     }
-    case EventKind::kInputRelease:
-    case EventKind::kRecurrentRelease:
-      g_time[static_cast<std::size_t>(item.link)] += routed;
-      break;
-    default:
-      break;
   }
 }
 
@@ -261,7 +268,14 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
     throw std::invalid_argument("reverse_sweep: gradient not sized for the network");
   if (d_o.size() != forward.readouts.size())
     throw std::invalid_argument("reverse_sweep: one dL/do vector per readout expected");
-  if (!input_time_adjoints) grad.input_time.clear();  // not computed: not reported
+  if (!input_time_adjoints) {  // per-event input adjoints not computed: not reported
+    grad.input_time.clear();
+    grad.input_value.clear();
+  }
+  if (input_time_adjoints && tape.merged_inputs)
+    throw std::logic_error(
+        "reverse_sweep: the tape merged simultaneous inputs, whose time adjoints were asked for "
+        "(SimOptions::tape_merge_simultaneous_inputs)");
   const auto adj = detail::begin_layer_adjoints(net, tape, forward, input_time_adjoints, state);
   const Index last = n_layers - 1;
   detail::ReadoutTraceAdjoint<Scalar> trace(forward, d_o, net.layer(last));

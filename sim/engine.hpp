@@ -47,10 +47,12 @@ class EventLoop {
         event_budget_exceeded(options_.max_events, next_.time, options_.end_time, busiest_layer());
       ++result_.events_processed;
       now_ = next_.time;
+      if (merged_step_open_ && !continues_merged_step(source)) close_merged_step();
       if (source == Source::kInput) dispatch_input();
       if (source == Source::kLayer) dispatch_internal();
       if (source == Source::kQueue) dispatch_queued(queue_.pop());
     }
+    if (merged_step_open_) close_merged_step();
     if (tape_) {
       for (Index l = 0; l < layers_; ++l)
         net_.layer(l).record_end_state(tape_->end_states[static_cast<std::size_t>(l)]);
@@ -116,6 +118,8 @@ class EventLoop {
       if (layer.clocked()) refuse_ticks_beyond_budget(l);
     }
     schedule_readouts(options_, layers_ - 1, queue_, result_);
+    merge_inputs_ = tape_ && options_.tape_merge_simultaneous_inputs &&
+                    net_.layer(0).tape_merges_simultaneous_inputs();
   }
 
   // A clocked layer ticks at k dt up to end_time: when that alone exceeds the event budget, the
@@ -170,11 +174,10 @@ class EventLoop {
   void dispatch_input() {
     Scheduler<Scalar> sched(queue_, 0, tape_ ? tape_->next_item() : -1);
     net_.layer(0).receive_input(next_.time, next_.index, next_.value, sched);
-    if (tape_) {
-      step_items_.assign(1, {EventKind::kInput, false, true, tape_index(next_.index), next_.value,
-                             0, static_cast<std::int64_t>(next_input_)});
-      record(next_.time, EventKind::kInput, 0);
-    }
+    if (tape_)
+      record_layer0_item({EventKind::kInput, false, true, tape_index(next_.index), next_.value, 0,
+                          static_cast<std::int64_t>(next_input_)},
+                         next_.time);
     ++result_.layers[0].inputs_received;
     ++next_input_;
   }
@@ -250,9 +253,14 @@ class EventLoop {
       case EventKind::kRecurrentRelease:
         net_.layer(e.layer).release(e);
         if (tape_) {
-          step_items_.assign(1,
-                             {e.kind, false, false, tape_index(e.index), e.value, e.aux, e.source});
-          record(e.time, e.kind, e.layer);
+          const TapeItem<Scalar> item{e.kind,  false, false,   tape_index(e.index),
+                                      e.value, e.aux, e.source};
+          if (e.layer == 0 && e.kind == EventKind::kInputRelease) {
+            record_layer0_item(item, e.time);
+          } else {
+            step_items_.assign(1, item);
+            record(e.time, e.kind, e.layer);
+          }
         }
         ++result_.layers[e.layer].releases;
         return;
@@ -270,6 +278,33 @@ class EventLoop {
 
   // Units and channels are stored in 32 bits on the tape (configurations are far smaller).
   static std::int32_t tape_index(Index i) { return static_cast<std::int32_t>(i); }
+
+  // An external input or its release on the tape: a step of its own, or with merging
+  // (SimOptions::tape_merge_simultaneous_inputs) one more item of the open step of the same kind
+  // and time. The open step's state is recorded when it closes: the layer's state after its last
+  // item. (The run loop closes it before any event that does not continue it.)
+  void record_layer0_item(const TapeItem<Scalar>& item, Scalar t) {
+    if (merged_step_open_) {
+      tape_->add_item_to_last_step(item);
+      return;
+    }
+    step_items_.assign(1, item);
+    if (!merge_inputs_) {
+      record(t, item.kind, 0);
+      return;
+    }
+    tape_->add_step(t, item.kind, 0, step_items_);
+    merged_step_open_ = true;
+    merged_step_kind_ = item.kind;
+  }
+  bool continues_merged_step(Source source) const {
+    return (source == Source::kInput || source == Source::kQueue) && next_.layer == 0 &&
+           next_.kind == merged_step_kind_ && next_.time == tape_->steps.back().time;
+  }
+  void close_merged_step() {
+    net_.layer(0).record_step_state(merged_step_kind_, tape_->step_state_of(0));
+    merged_step_open_ = false;
+  }
 
   // One step of layer l on the tape: its items, then what the layer's family keeps.
   void record(Scalar t, EventKind kind, Index l) {
@@ -290,6 +325,9 @@ class EventLoop {
   std::size_t next_input_ = 0;
   std::vector<Emission<Scalar>> emitted_;
   std::vector<TapeItem<Scalar>> step_items_;
+  bool merge_inputs_ = false;  // simultaneous layer-0 inputs (releases) as one tape step
+  bool merged_step_open_ = false;
+  EventKind merged_step_kind_ = EventKind::kInput;
   std::vector<Scalar> tick_;                                 // per layer: dt, or 0 (continuous)
   std::vector<std::vector<std::int64_t>> last_active_step_;  // per layer and unit
 };

@@ -160,6 +160,10 @@ class Layer {
   bool has_adjoint() const { return make_adjoint() != nullptr; }
   virtual void record_step_state(EventKind /*kind*/, std::vector<Scalar>& /*out*/) const {}
   virtual void record_end_state(std::vector<Scalar>& /*out*/) const {}
+  // Whether the family's adjoint and replay take a step of several simultaneous external inputs
+  // (or of their releases) on the tape: every item of the step, in order
+  // (SimOptions::tape_merge_simultaneous_inputs).
+  virtual bool tape_merges_simultaneous_inputs() const { return false; }
   // Called by the engine at the start of every run: whether a tape is recorded (a family may
   // then emit surrogate events, see Emission) and how (sim/tape.hpp).
   virtual void set_tape_recording(const TapeSettings& /*settings*/) {}

@@ -51,6 +51,12 @@ struct SimOptions {
   // backward pass (sim/tape.hpp TapeSettings); 0: each family chooses. Configurations:
   // "simulation": {"tape_checkpoint_every": K}.
   std::int64_t tape_checkpoint_every = 0;
+  // With a tape: record the external inputs that reach layer 0 at one time as one step, and
+  // their releases likewise, where the layer's family allows it
+  // (Layer::tape_merges_simultaneous_inputs). Only for a backward pass that discards the inputs'
+  // per-event time and value adjoints (training, batch gradients): a merged step's time adjoint
+  // belongs to no single input. A binned input stream is mostly such steps (docs/speed.md).
+  bool tape_merge_simultaneous_inputs = false;
 };
 
 // What a network's configuration sets for every run, whatever the sample ("simulation":

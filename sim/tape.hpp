@@ -1,5 +1,6 @@
 // What the forward pass records for a backward pass: every step of every layer (one event
-// reaching the layer: an input, a release, or its internal event(s) at one time), the jumps it
+// reaching the layer: an input, a release, or its internal event(s) at one time; or, on request,
+// all the external inputs, or all their releases, reaching layer 0 at one time), the jumps it
 // applied (items), the links between events (a release to the contribution it ends, an input of
 // layer l + 1 to the emission of layer l that caused it), and whatever state the layer's family
 // keeps per step and at the end of the run (the family's business: sim/layer.hpp
@@ -60,6 +61,9 @@ class Tape {
   std::vector<TapeItem<Scalar>> items;
   std::vector<std::vector<Scalar>> step_states;  // per layer: what the family keeps per step
   std::vector<std::vector<Scalar>> end_states;   // per layer: what it keeps at the end
+  // Whether some step holds several simultaneous external inputs or releases of them
+  // (SimOptions::tape_merge_simultaneous_inputs): their time adjoints cannot be told apart.
+  bool merged_inputs = false;
 
   void clear(Index layers) {
     steps.clear();
@@ -68,6 +72,7 @@ class Tape {
     end_states.resize(static_cast<std::size_t>(layers));
     for (auto& s : step_states) s.clear();  // keep the capacity: tapes are reused per sample
     for (auto& s : end_states) s.clear();
+    merged_inputs = false;
   }
 
   std::int64_t next_item() const { return static_cast<std::int64_t>(items.size()); }
@@ -83,6 +88,12 @@ class Tape {
     s.state = static_cast<std::int64_t>(step_states[static_cast<std::size_t>(layer)].size());
     items.insert(items.end(), step_items.begin(), step_items.end());
     steps.push_back(s);
+  }
+  // One more item of the last step (a merged step of simultaneous inputs or releases).
+  void add_item_to_last_step(const TapeItem<Scalar>& item) {
+    if (steps.empty()) throw std::logic_error("tape: no step to add an item to");
+    items.push_back(item);
+    merged_inputs = true;
   }
   std::vector<Scalar>& step_state_of(Index layer) {
     return step_states[static_cast<std::size_t>(layer)];

@@ -39,8 +39,11 @@ struct Problem {
   egret::ReadoutTargets<double> targets;
   egret::ActivityRegularizer activity;
   egret::StateRegularizer state;      // its value comes from the backward pass
-  bool input_time_adjoints = true;    // false: as in training (grad.input_time not computed)
+  bool input_time_adjoints = true;    // false: as in training (no per-event input adjoints)
   std::int64_t checkpoint_every = 0;  // of the tape (0: the layers choose)
+  // Simultaneous inputs (and their releases) as one tape step, as training records them
+  // (SimOptions::tape_merge_simultaneous_inputs; needs input_time_adjoints false).
+  bool merge_simultaneous_inputs = false;
 };
 
 egret::Network<double> build(const Problem& pr) {
@@ -60,6 +63,7 @@ struct Run {
   std::vector<std::tuple<egret::EventKind, Index, Index>> events;
   std::size_t emitted = 0;
   std::int64_t largest_step = 0;  // the most items of one step (units crossing together)
+  std::size_t tape_steps = 0;
   egret::Gradient<double> grad;
   egret::BackwardReport report;
 };
@@ -75,6 +79,7 @@ Run run(const Problem& pr, bool with_gradient) {
   opt.readout_windows = pr.readout_windows;
   opt.tape = &tape;
   opt.tape_checkpoint_every = pr.checkpoint_every;
+  opt.tape_merge_simultaneous_inputs = pr.merge_simultaneous_inputs;
   const auto fwd = egret::simulate(net, input, opt);
   const auto loss = egret::evaluate_loss(pr.loss, fwd.readouts, pr.targets);
   const auto act = egret::activity_term(net, tape, pr.end, pr.activity);
@@ -82,16 +87,21 @@ Run run(const Problem& pr, bool with_gradient) {
   r.loss = loss.loss + act.value;
   r.emitted = fwd.trace.size();
   r.tape_bytes = tape.bytes();
+  r.tape_steps = tape.steps.size();
   for (const auto& st : tape.steps) {
-    r.events.emplace_back(st.kind, st.layer,
-                          tape.items[static_cast<std::size_t>(st.first_item)].index);
-    r.largest_step = std::max<std::int64_t>(r.largest_step, tape.n_items(st));
+    // A merged step of simultaneous inputs stands for one step per input.
+    const bool merged = st.kind != egret::EventKind::kInternal && tape.n_items(st) > 1;
+    for (std::int64_t k = 0; k < (merged ? tape.n_items(st) : 1); ++k)
+      r.events.emplace_back(st.kind, st.layer,
+                            tape.items[static_cast<std::size_t>(st.first_item + k)].index);
+    if (!merged) r.largest_step = std::max<std::int64_t>(r.largest_step, tape.n_items(st));
   }
   // Where each point readout falls in the sequence: an event crossing a readout time makes o(t_j)
   // jump without reordering any events.
   for (double t : pr.readout_times) {
     Index before = 0;
-    for (const auto& st : tape.steps) before += st.time <= t ? 1 : 0;
+    for (const auto& st : tape.steps)
+      before += st.time <= t ? (st.kind == egret::EventKind::kInternal ? 1 : tape.n_items(st)) : 0;
     r.events.emplace_back(egret::EventKind::kReadout, -1, before);
   }
   if (with_gradient || pr.state.active()) {
@@ -578,7 +588,8 @@ TEST(AdjointFiniteDifference, DetachedThresholdDropsOnlyTheLevelsTerm) {
 // releases share a time, as in the main job): the forward pass settles the crossing times once
 // per time and, without input time adjoints (training), the backward pass skips the intervals of
 // length 0 between inputs. Parameter and input value gradients against finite differences, and
-// bitwise the same with and without input time adjoints.
+// bitwise the same with and without input time adjoints (without them, as in training: the
+// simultaneous inputs are one step of the tape, and no input adjoint is reported).
 TEST(AdjointFiniteDifference, BinnedInputsAsInTraining) {
   FdStats st;
   for (std::uint64_t seed : {51, 52}) {
@@ -600,9 +611,12 @@ TEST(AdjointFiniteDifference, BinnedInputsAsInTraining) {
     ASSERT_GE(shared, 15u) << "the binned stream should have many simultaneous inputs";
     const auto with_times = run(pr, true);
     pr.input_time_adjoints = false;
+    pr.merge_simultaneous_inputs = true;
     const auto without = run(pr, true);
     EXPECT_TRUE(without.grad.input_time.empty());
-    ASSERT_EQ(with_times.grad.input_value, without.grad.input_value);
+    EXPECT_TRUE(without.grad.input_value.empty());
+    ASSERT_EQ(with_times.events, without.events);
+    EXPECT_LT(without.tape_steps, with_times.tape_steps - 15) << "simultaneous inputs merged";
     for (std::size_t l = 0; l < pr.layers.size(); ++l)
       for (const char* name : {"U_u", "U_z", "V_r", "b_u", "theta", "tau_m"})
         EXPECT_EQ(with_times.grad.layers[l].at(name, "test"),
@@ -614,6 +628,57 @@ TEST(AdjointFiniteDifference, BinnedInputsAsInTraining) {
   std::printf("  binned inputs: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
               st.checked, st.skipped, st.worst, st.worst_name.c_str());
   EXPECT_GT(st.checked, 100);
+  EXPECT_LT(st.skipped, st.checked / 10);
+}
+
+// Training records a bin's simultaneous inputs as one tape step, and their releases (at the
+// next bins, with those bins' inputs) likewise (SimOptions::tape_merge_simultaneous_inputs). The
+// merged tape gives bitwise the loss and parameter gradients of the tape with a step per event,
+// for both gate kernels, one and two layers, and a bin repeating a channel; and the gradients
+// of the merged run against finite differences.
+TEST(AdjointFiniteDifference, MergedSimultaneousInputsGiveTheSameGradient) {
+  FdStats st;
+  for (const bool exp_kernel : {false, true}) {
+    for (std::uint64_t seed : {61, 62}) {
+      SCOPED_TRACE((exp_kernel ? "exp kernel, seed " : "box kernel, seed ") + std::to_string(seed));
+      const std::vector<Index> units =
+          seed == 61 ? std::vector<Index>{8} : std::vector<Index>{6, 4};
+      Problem pr = exp_kernel ? exp_kernel_problem(seed, units, false)
+                              : random_problem(seed, units, 8, 40.0);
+      for (auto& e : pr.input) e.time = 4 * std::ceil(e.time / 4);
+      pr.layers[0].window_input = 8;  // releases two bins later, with that bin's inputs
+      // A bin whose inputs repeat a channel: the order of their gradient terms matters.
+      for (Index ch : {Index(2), Index(2), Index(0)}) pr.input.push_back({pr.end / 2, ch, 0.4});
+      for (double t : {4.0, 12.0, 20.0})  // bins of several inputs whatever the seed
+        for (Index ch : {Index(0), Index(1), Index(2)}) pr.input.push_back({t, ch, 0.25});
+      std::stable_sort(pr.input.begin(), pr.input.end(),
+                       [](const auto& a, const auto& b) { return a.time < b.time; });
+      pr.input_time_adjoints = false;
+      const auto separate = run(pr, true);
+      pr.merge_simultaneous_inputs = true;
+      const auto merged = run(pr, true);
+      ASSERT_TRUE(merged.report.ok()) << merged.report.first_problem;
+      ASSERT_GE(merged.emitted, 10u) << "scenario too quiet to be a test";
+      // Every input that shares its time with the one before joins its step (its release, at
+      // the same later time as the other's, too, unless the run ended).
+      std::size_t shared = 0;
+      for (std::size_t i = 1; i < pr.input.size(); ++i)
+        shared += pr.input[i].time == pr.input[i - 1].time;
+      ASSERT_GE(shared, 10u);
+      EXPECT_LE(merged.tape_steps + shared, separate.tape_steps) << "simultaneous inputs merged";
+      ASSERT_EQ(merged.events, separate.events);
+      EXPECT_EQ(merged.loss, separate.loss);
+      for (std::size_t l = 0; l < pr.layers.size(); ++l)
+        for (const auto& e : separate.grad.layers[l])
+          EXPECT_EQ(merged.grad.layers[l].at(e.spec.name, "test"), e.value)
+              << "layer " << l << " " << e.spec.name;
+      EXPECT_EQ(merged.grad.W_o, separate.grad.W_o);
+      if (!exp_kernel) check_problem(pr, seed, 4, st, 10);
+    }
+  }
+  std::printf("  merged inputs: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
+              st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 50);
   EXPECT_LT(st.skipped, st.checked / 10);
 }
 
@@ -762,12 +827,16 @@ TEST(SparseConnectivity, SimultaneousStepsGiveTheDenseGradient) {
           expect_close(rs.grad.layers[l].at(e.spec.name, "test"), expected, 1e-12,
                        "layer " + std::to_string(l) + " " + e.spec.name);
         }
+      // Per-event input adjoints (times and values) are reported only when asked for.
       EXPECT_EQ(rs.grad.input_time.empty(), !input_times);
-      if (input_times)
+      EXPECT_EQ(rs.grad.input_value.empty(), !input_times);
+      EXPECT_EQ(rd.grad.input_value.empty(), !input_times);
+      if (input_times) {
         expect_close(as_column(rs.grad.input_time), as_column(rd.grad.input_time), 1e-12,
                      "input_time");
-      expect_close(as_column(rs.grad.input_value), as_column(rd.grad.input_value), 1e-12,
-                   "input_value");
+        expect_close(as_column(rs.grad.input_value), as_column(rd.grad.input_value), 1e-12,
+                     "input_value");
+      }
     }
   }
 }

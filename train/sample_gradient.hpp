@@ -21,7 +21,8 @@ struct SampleOutcome {
 };
 
 // `net` is run from its initial state (use a clone per thread). Without gradient no tape is kept;
-// without input_time_gradient, o.grad.input_time stays empty (training needs no input times).
+// without input_time_gradient, o.grad.input_time and input_value stay empty (training needs
+// neither).
 // The tape is one per thread, cleared (not freed) per sample: a tape grown past glibc's mmap
 // threshold and freed every sample costs page faults on every sample, more than the arithmetic.
 template <class Scalar>
@@ -35,6 +36,8 @@ SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sampl
   SimOptions<Scalar> opt = s.options(run);
   opt.record_trace = false;
   if (with_gradient) opt.tape = &tape;
+  // Without per-event input gradients a bin's simultaneous inputs are one step of the tape.
+  opt.tape_merge_simultaneous_inputs = !input_time_gradient;
   SampleOutcome<Scalar> o;
   o.forward = simulate(net, s.input, opt);
   o.loss = evaluate_loss(loss, o.forward.readouts, s.targets);

@@ -176,6 +176,11 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     checkpoint_every_ = s.checkpoint_every > 0 ? s.checkpoint_every : auto_checkpoint_every();
     steps_to_checkpoint_ = 0;
   }
+  // The dense layers' replay and adjoint walk every item of a step (dense_replay.hpp,
+  // jump_adjoint.hpp); the sparse layer's pieces follow single-input steps.
+  bool tape_merges_simultaneous_inputs() const override {
+    return p_->gate_kernel == GateKernel::kExp || !p_->sparse;
+  }
   void record_step_state(EventKind, std::vector<Scalar>& out) const override {
     if (steps_to_checkpoint_-- > 0) return;
     steps_to_checkpoint_ = checkpoint_every_ - 1;

@@ -37,14 +37,17 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     state_cost_total_ = 0;
     replay_.begin(tape, layer, *p_);
     position_ = replay_.steps() - 1;
+    input_values_discarded_ = layer == 0 && !this->input_time_adjoints();
   }
 
+  // The items latest first: a merged step of simultaneous inputs (sim/tape.hpp) then adds to the
+  // gradient in the order of the separate steps it stands for.
   void jump_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st, Scalar* d_value,
                     Scalar* d_aux) override {
     const Params& p = *p_;
     const auto lu = lam_u_.matrix(), lr = lam_r_.matrix(), lz = lam_z_.matrix();
     const TapeItem<Scalar>* items = tape.items_of(st);
-    for (std::int64_t k = 0, n = tape.n_items(st); k < n; ++k) {
+    for (std::int64_t k = tape.n_items(st) - 1; k >= 0; --k) {
       const TapeItem<Scalar>& item = items[k];
       const Index j = item.index;
       const bool applied = item.kind == EventKind::kInput || item.kind == EventKind::kInternal;
@@ -54,7 +57,8 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
         g_.U_u->col(j) += x * lu;
         g_.U_r->col(j) += x * lr;
         g_.U_z->col(j) += x * lz;
-        d_value[k] = sign * (p.U_u.col(j).dot(lu) + p.U_r.col(j).dot(lr) + p.U_z.col(j).dot(lz));
+        if (!input_values_discarded_)
+          d_value[k] = sign * (p.U_u.col(j).dot(lu) + p.U_r.col(j).dot(lr) + p.U_z.col(j).dot(lz));
       } else {
         const Scalar y = sign * item.value, r = item.aux;
         g_.V_u->col(j) += y * lu;
@@ -234,6 +238,9 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   Scalar pending_time_ = 0;              // adjoint of the time of the layer's previous step
   Scalar last_time_adjoint_ = 0;         // of the last interval, for the finiteness check
   Scalar state_cost_total_ = 0;          // the state regulariser's value so far
+  // Layer 0 without input adjoints: an input's value adjoint goes to the input stream, which
+  // the sweep then does not report (adjoint/reverse_sweep.hpp), so it is not computed.
+  bool input_values_discarded_ = false;
   std::size_t simultaneous_ = 0, grazing_ = 0;
 };
 
