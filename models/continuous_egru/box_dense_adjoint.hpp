@@ -122,6 +122,7 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     const Index n = p_->units();
     lam_u_gate_.setZero(n);
     lam_z_gate_.setZero(n);
+    lam_c0_ = in.decay;  // E, computed by the replay's forward step over the interval
     Cell::flow_adjoint(lam_c_, in.c_end, in.u, in.z, dt, p_->tau_m.array(), lam_c0_, lam_u_gate_,
                        lam_z_gate_, g_.tau_m->col(0).array());
     lam_u_ += lam_u_gate_ * in.u * (Scalar(1) - in.u);

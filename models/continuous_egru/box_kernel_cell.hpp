@@ -117,19 +117,28 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru/egru_gates.hpp
   static void advance(Array& c, const Array& u, const Array& z, Scalar dt, const Tau& tau_m) {
     c += (z - c) * (Scalar(1) - (u * (-dt / tau_m)).exp());
   }
+  // The same in two parts, for a caller that keeps the decay E = exp(-u dt / tau_m) for
+  // flow_adjoint (bitwise the same c as advance: the same operations on the same values).
+  template <class Tau>
+  static void decay(const Array& u, Scalar dt, const Tau& tau_m, Array& E) {
+    E = (u * (-dt / tau_m)).exp();
+  }
+  static void advance_by_decay(Array& c, const Array& z, const Array& E) {
+    c += (z - c) * (Scalar(1) - E);
+  }
 
   // Backward through the flow over dt: with c_end = flow(c0, u, z, dt, tau_m) and the adjoint
   // lam_end of c_end, adds the adjoints of the flow's inputs:
   //   dc_end/dc0 = E = exp(-u dt/tau_m)          dc_end/dz = 1 - E
   //   dc_end/du  = (z - c_end) dt / tau_m         dc_end/dtau_m = -(z - c_end) u dt / tau_m^2
-  // (z - c_end = (z - c0) E lets every term use c_end). lam_c0 is overwritten, lam_u / lam_z /
-  // lam_tau (per unit) are accumulated.
+  // (z - c_end = (z - c0) E lets every term use c_end). lam_c0 holds E on entry (the forward
+  // step's decay, computed once: an exp per unit is most of this) and is overwritten; lam_u /
+  // lam_z / lam_tau (per unit) are accumulated. No temporary arrays: this runs at every interval
+  // of training.
   template <class Tau, class LamTau>
   static void flow_adjoint(const Array& lam_end, const Array& c_end, const Array& u, const Array& z,
                            Scalar dt, const Tau& tau_m, Array& lam_c0, Array& lam_u, Array& lam_z,
                            LamTau&& lam_tau) {
-    // lam_c0 holds E first: no temporary arrays (this runs at every interval of training).
-    lam_c0 = (u * (-dt / tau_m)).exp();
     lam_z += lam_end * (Scalar(1) - lam_c0);
     lam_c0 *= lam_end;
     const auto gap = lam_end * (z - c_end);

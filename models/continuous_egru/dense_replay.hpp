@@ -43,6 +43,7 @@ class ContinuousEgruReplay {
   // unit, a fifth of training): kept for the steps of the segment instead of computed twice.
   struct Interval {
     Array u, z, c_end;
+    Array decay;  // exp(-u dt / tau_m) over the interval (dt > 0), for the adjoint's flow
     bool known = false;
   };
 
@@ -98,7 +99,10 @@ class ContinuousEgruReplay {
     Cell::gates(before.a_u, before.a_z, in.u, in.z);
     in.c_end = before.c;
     const Scalar t0 = time_before(i), t1 = step(i).time;
-    if (t1 != t0) Cell::advance(in.c_end, in.u, in.z, t1 - t0, p_->tau_m.array());
+    if (t1 != t0) {
+      Cell::decay(in.u, t1 - t0, p_->tau_m.array(), in.decay);
+      Cell::advance_by_decay(in.c_end, in.z, in.decay);
+    }
     in.known = true;
   }
 
