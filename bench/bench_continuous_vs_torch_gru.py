@@ -18,7 +18,7 @@ Debian's torch uses the reference BLAS unless libopenblas0-pthread is installed.
 
 usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_continuous_vs_torch_gru.py
        [--threads 1 2] [--samples 44] [--checkpoint out/dvs_gesture/checkpoint.h5]
-       [--precision float|double]
+       [--precision float|double] [--steps 1 5]
 (run `bash scripts/run.sh` first: it writes the data set and the checkpoint)
 """
 import argparse
@@ -63,6 +63,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--checkpoint", default="out/dvs_gesture/checkpoint.h5")
     ap.add_argument("--precision", choices=["float", "double"], default="float")
+    ap.add_argument("--steps", type=float, nargs="+", default=[1.0, 5.0],
+                    help="torch's step(s) in ms (5: the input bin)")
     a = ap.parse_args()
     net = egret.Network.load_checkpoint(a.checkpoint, precision=a.precision)
     dtype = torch.float32 if a.precision == "float" else torch.float64
@@ -82,7 +84,7 @@ def main():
     head = torch.nn.Linear(64, 11, dtype=dtype)
     labels = torch.tensor([d[4] for d in data])
     xs = {s: [dense_input(d[1], d[2], d[3], s, end_ms, 2048, dtype) for d in data]
-          for s in (1.0, 5.0)}
+          for s in a.steps}
     rows = []
     for threads in a.threads:
         torch.set_num_threads(threads)
@@ -90,7 +92,7 @@ def main():
         sec["egret forward"] = best_of(a.reps, lambda: net.simulate_batch(samples, threads=threads))
         sec["egret forward+backward"] = best_of(
             a.reps, lambda: net.loss_and_gradient(samples, threads=threads))
-        for s in (1.0, 5.0):
+        for s in a.steps:
             batch = torch.stack(xs[s], dim=1)  # (steps, samples, 2048)
 
             def fwd1():

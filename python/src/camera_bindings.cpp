@@ -27,6 +27,15 @@ using EventArray = py::array_t<CameraEvent>;
 py::array_t<CameraEvent> to_numpy(const std::vector<CameraEvent>& ev) {
   return py::array_t<CameraEvent>(static_cast<py::ssize_t>(ev.size()), ev.data());
 }
+// The same without a copy: the array owns the events (a recording can be gigabytes).
+py::array_t<CameraEvent> to_numpy(std::vector<CameraEvent>&& ev) {
+  if (ev.empty()) return to_numpy(ev);
+  auto* owned = new std::vector<CameraEvent>(std::move(ev));
+  const py::capsule free_events(owned,
+                                [](void* p) { delete static_cast<std::vector<CameraEvent>*>(p); });
+  return py::array_t<CameraEvent>(static_cast<py::ssize_t>(owned->size()), owned->data(),
+                                  free_events);
+}
 
 std::vector<std::int64_t> field(const py::array& a, const char* name, const char* what) {
   const py::dict fields = a.dtype().attr("fields");
@@ -107,7 +116,7 @@ void bind_camera_files(py::module_& m) {
           py::gil_scoped_release release;
           r = read_camera_recording(path);
         }
-        return py::make_tuple(to_numpy(r.events), sensor_tuple(r.sensor));
+        return py::make_tuple(to_numpy(std::move(r.events)), sensor_tuple(r.sensor));
       },
       py::arg("path"),
       "Read an event-camera file (Prophesee EVT 2.0/3.0 .raw, .dat, AEDAT 2.0/3.1/4.0, N-MNIST "
