@@ -48,7 +48,7 @@ class EventLoop {
       ++result_.events_processed;
       now_ = next_.time;
       if (merged_step_open_ && !continues_merged_step(source)) close_merged_step();
-      if (source == Source::kInput) dispatch_input();
+      if (source == Source::kInput) dispatch_inputs();
       if (source == Source::kLayer) dispatch_internal();
       if (source == Source::kQueue) dispatch_queued(queue_.pop());
     }
@@ -170,16 +170,60 @@ class EventLoop {
     return source;
   }
 
-  // The next external input, to layer 0.
-  void dispatch_input() {
+  // The next external input and every later one at the same time, to layer 0 in one call
+  // (Layer::receive_inputs): they are the next events in the order, since the releases at that
+  // time came first, internal events come after inputs, and nothing is scheduled at that time
+  // meanwhile (windows are positive). One by one when the tape keeps the state after each.
+  void dispatch_inputs() {
+    const std::size_t first = next_input_;
+    std::size_t end = first + 1;
+    if (batches_layer0_events()) {
+      const std::uint64_t room = options_.max_events - result_.events_processed;
+      while (end < input_.size() && input_[end].time == next_.time && end - first <= room) ++end;
+    }
+    const auto n = static_cast<Index>(end - first);
+    result_.events_processed += static_cast<std::uint64_t>(n - 1);
     Scheduler<Scalar> sched(queue_, 0, tape_ ? tape_->next_item() : -1);
-    net_.layer(0).receive_input(next_.time, next_.index, next_.value, sched);
+    net_.layer(0).receive_inputs(next_.time, &input_[first], n, sched);
     if (tape_)
-      record_layer0_item({EventKind::kInput, false, true, tape_index(next_.index), next_.value, 0,
-                          static_cast<std::int64_t>(next_input_)},
-                         next_.time);
-    ++result_.layers[0].inputs_received;
-    ++next_input_;
+      for (std::size_t i = first; i < end; ++i)
+        record_layer0_item({EventKind::kInput, false, true, tape_index(input_[i].channel),
+                            input_[i].value, 0, static_cast<std::int64_t>(i)},
+                           next_.time);
+    result_.layers[0].inputs_received += static_cast<std::uint64_t>(n);
+    next_input_ = end;
+  }
+  // Without a tape, or with one that keeps only the state after the last of simultaneous
+  // layer-0 inputs (releases).
+  bool batches_layer0_events() const { return !tape_ || merge_inputs_; }
+
+  // A release and the releases of the same kind, layer and time queued after it, in one call
+  // (Layer::release_all): nothing comes between them in the order. With a tape, only layer 0's
+  // input releases, when the tape merges them.
+  void dispatch_releases(const Event<Scalar>& first) {
+    releases_.assign(1, first);
+    const bool batch =
+        tape_ ? first.layer == 0 && first.kind == EventKind::kInputRelease && merge_inputs_ : true;
+    while (batch && !queue_.empty() && result_.events_processed < options_.max_events) {
+      const Event<Scalar>& e = queue_.top();
+      if (e.time != first.time || e.kind != first.kind || e.layer != first.layer) break;
+      releases_.push_back(queue_.pop());
+      ++result_.events_processed;
+    }
+    net_.layer(first.layer).release_all(releases_.data(), static_cast<Index>(releases_.size()));
+    if (tape_)
+      for (const Event<Scalar>& e : releases_) record_release(e);
+    result_.layers[first.layer].releases += releases_.size();
+  }
+  void record_release(const Event<Scalar>& e) {
+    const TapeItem<Scalar> item{e.kind,  false, false,   tape_index(e.index),
+                                e.value, e.aux, e.source};
+    if (e.layer == 0 && e.kind == EventKind::kInputRelease) {
+      record_layer0_item(item, e.time);
+    } else {
+      step_items_.assign(1, item);
+      record(e.time, e.kind, e.layer);
+    }
   }
 
   // The internal event(s) of one layer at one time, and delivery of what its units emit.
@@ -251,18 +295,7 @@ class EventLoop {
     switch (e.kind) {
       case EventKind::kInputRelease:
       case EventKind::kRecurrentRelease:
-        net_.layer(e.layer).release(e);
-        if (tape_) {
-          const TapeItem<Scalar> item{e.kind,  false, false,   tape_index(e.index),
-                                      e.value, e.aux, e.source};
-          if (e.layer == 0 && e.kind == EventKind::kInputRelease) {
-            record_layer0_item(item, e.time);
-          } else {
-            step_items_.assign(1, item);
-            record(e.time, e.kind, e.layer);
-          }
-        }
-        ++result_.layers[e.layer].releases;
+        dispatch_releases(e);
         return;
       case EventKind::kReadout:
         take_readout(e, traces_[static_cast<std::size_t>(layers_ - 1)], net_.readout(),
@@ -325,7 +358,8 @@ class EventLoop {
   std::size_t next_input_ = 0;
   std::vector<Emission<Scalar>> emitted_;
   std::vector<TapeItem<Scalar>> step_items_;
-  bool merge_inputs_ = false;  // simultaneous layer-0 inputs (releases) as one tape step
+  std::vector<Event<Scalar>> releases_;  // a batch of simultaneous releases
+  bool merge_inputs_ = false;            // simultaneous layer-0 inputs (releases) as one tape step
   bool merged_step_open_ = false;
   EventKind merged_step_kind_ = EventKind::kInput;
   std::vector<Scalar> tick_;                                 // per layer: dt, or 0 (continuous)

@@ -12,6 +12,7 @@
 
 #include "events/event.hpp"
 #include "events/event_queue.hpp"
+#include "events/input_stream.hpp"
 #include "sim/layer_adjoint.hpp"
 #include "sim/operation_counts.hpp"
 #include "sim/parameters.hpp"
@@ -25,6 +26,11 @@ class Scheduler {
  public:
   Scheduler(EventQueue<Scalar>& queue, Index layer, std::int64_t source_base = -1)
       : queue_(queue), layer_(layer), next_source_(source_base) {}
+  // The scheduler of the k-th event of a batch (Layer::receive_inputs): its releases link to the
+  // tape item k places after this one's first.
+  Scheduler for_item(Index k) const {
+    return Scheduler(queue_, layer_, next_source_ < 0 ? -1 : next_source_ + k);
+  }
   // Releases are scheduled in the order of the contributions they end (one per input event, one
   // per emitting unit in unit order); when the engine records a tape, the k-th release of a call
   // is linked to the k-th tape item of that call.
@@ -123,6 +129,22 @@ class Layer {
 
   // A release event this layer scheduled earlier.
   virtual void release(const Event<Scalar>& event) = 0;
+
+  // A batch of events of one time that are consecutive in the event order (sim/engine.hpp): n
+  // external inputs at t, in stream order, or n releases of one kind, in queue order. The result
+  // must be that of the single calls in the same order; a family overrides these to pay its
+  // per-event overhead (state brought to t, dispatch) once per batch. The k-th input's releases
+  // are scheduled with sched.for_item(k).
+  virtual void receive_inputs(Scalar t, const InputEvent<Scalar>* inputs, Index n,
+                              Scheduler<Scalar>& sched) {
+    for (Index k = 0; k < n; ++k) {
+      Scheduler<Scalar> item = sched.for_item(k);
+      receive_input(t, inputs[k].channel, inputs[k].value, item);
+    }
+  }
+  virtual void release_all(const Event<Scalar>* events, Index n) {
+    for (Index k = 0; k < n; ++k) release(events[k]);
+  }
 
   virtual InternalEvent<Scalar> next_internal_event() const = 0;
   // The run ends at end_time (told before reset()): an internal event after it is never asked
