@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <array>
 #include <memory>
-#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -320,15 +319,9 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   // An event at t: every unit's state brought to t, the event's weight columns added to the
   // pre-activations; the gates and crossing times wait for the next settle().
   void add_columns(Scalar t, const Column* cols, Index n_cols) {
-    constexpr Index kAhead = 4;  // events; 1 and 16 were slower at 64 units, 2-8 alike
     visit([&](auto& u) {
-      // A sparse layer reads its connection lists, not the dense columns.
-      constexpr bool dense = !std::is_same_v<std::decay_t<decltype(u)>, SparseEgruUnits<Scalar>>;
       u.begin_time(t, *p_);
-      for (Index k = 0; k < n_cols; ++k) {
-        if (dense && k + kAhead < n_cols) prefetch_column(cols[k + kAhead], units());
-        u.add_column(cols[k]);
-      }
+      for (Index k = 0; k < n_cols; ++k) u.add_column(cols[k]);
     });
   }
 

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <Eigen/Core>
-#include <algorithm>
 
 #include "events/event.hpp"
 #include "models/continuous_egru/box_kernel_cell.hpp"
@@ -65,25 +64,6 @@ void apply_column(const EgruColumn<Scalar>& col, Index n, typename EgruColumn<Sc
   a_u += col.scale_ur * ConstMap(col.u, n);
   if (a_r) *a_r += col.scale_ur * ConstMap(col.r, n);
   a_z += col.scale_z * ConstMap(col.z, n);
-}
-
-}  // namespace egret
-
-namespace egret {
-
-// Asks the cache for the first lines of an event's columns before apply_column needs them. A
-// batch of simultaneous inputs (or releases) jumps between columns that the hardware prefetcher
-// cannot guess; asking a few events ahead halved the time per column at 64 units
-// (docs/speed.md). Longer columns are followed by the hardware prefetcher on its own.
-template <class Scalar>
-void prefetch_column(const EgruColumn<Scalar>& col, Index n) {
-  constexpr Index kLine = 64, kLines = 4;
-  const Index bytes = std::min<Index>(n * Index(sizeof(Scalar)), kLine * kLines);
-  for (Index b = 0; b < bytes; b += kLine) {
-    __builtin_prefetch(reinterpret_cast<const char*>(col.u) + b);
-    __builtin_prefetch(reinterpret_cast<const char*>(col.r) + b);
-    __builtin_prefetch(reinterpret_cast<const char*>(col.z) + b);
-  }
 }
 
 }  // namespace egret
