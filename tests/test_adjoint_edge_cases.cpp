@@ -12,6 +12,7 @@
 
 namespace {
 
+using egret::Index;
 using P = egret::ContinuousEgruParams<double>;
 
 struct Outcome {

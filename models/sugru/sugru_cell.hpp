@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/shared/gate_functions.hpp"
 #include "models/shared/synapse_counting.hpp"
 #include "models/sugru/sugru_adjoint.hpp"
 #include "models/sugru/sugru_params.hpp"
@@ -43,6 +44,9 @@ class SugruCell {
     const Index n = p_->units();
     for (Vector<Scalar>* v : {&a_, &pr_, &pz_, &pn_, &q_}) v->resize(n);
     for (Array* v : {&h_, &r_, &z_, &n_}) v->resize(n);
+    for (auto& v : open_pre_) v.resize(n);
+    for (auto& v : open_gates_) v.resize(n);
+    open_.resize(n);
     W_rows_ = interleaved(p_->W_r, p_->W_z, p_->W_n);
     V_rows_ = interleaved(p_->V_r, p_->V_z, p_->V_n);
   }
@@ -145,7 +149,8 @@ class SugruCell {
     pr_.noalias() += p.V_r * h_.matrix();
     pz_.noalias() += p.V_z * h_.matrix();
     q_.noalias() = p.V_n * h_.matrix();
-    for (Index m = 0; m < p.units(); ++m) gru_unit(m, pr_[m], pz_[m], q_[m]);
+    gru_gates(p.units(), pr_.data(), pz_.data(), pn_.data(), q_.data(), r_.data(), z_.data(),
+              n_.data());
   }
 
   // The GRU step of the open units only, from h_{k-1}: a closed unit's rows of every product are
@@ -158,6 +163,7 @@ class SugruCell {
     if (x.held) drive_inputs(x);
     if (dense_x) scatter(x, false);
     const auto h = h_.matrix().transpose();
+    Index k = 0;  // open units gathered
     for (Index m = 0; m < n; ++m) {
       if (!(a_[m] > Scalar(0))) continue;
       if (dense_x)
@@ -165,10 +171,24 @@ class SugruCell {
       else if (!x.held)
         gather_inputs(m, x);
       q_[m] = V_rows_.row(3 * m + 2).dot(h);
-      gru_unit(m, pr_[m] + V_rows_.row(3 * m).dot(h), pz_[m] + V_rows_.row(3 * m + 1).dot(h),
-               q_[m]);
+      open_[k] = m;
+      open_pre_[0][k] = pr_[m] + V_rows_.row(3 * m).dot(h);
+      open_pre_[1][k] = pz_[m] + V_rows_.row(3 * m + 1).dot(h);
+      open_pre_[2][k] = pn_[m];
+      open_pre_[3][k] = q_[m];
+      ++k;
     }
     if (dense_x) scatter(x, true);
+    // The open units' gates together, vectorised; then back to their units.
+    auto& g = open_gates_;
+    gru_gates(k, open_pre_[0].data(), open_pre_[1].data(), open_pre_[2].data(), open_pre_[3].data(),
+              g[0].data(), g[1].data(), g[2].data());
+    for (Index i = 0; i < k; ++i) {
+      const Index m = open_[i];
+      r_[m] = g[0][i];
+      z_[m] = g[1][i];
+      n_[m] = g[2][i];
+    }
   }
 
   // x_dense_ = x_k (or back to zero).
@@ -213,10 +233,15 @@ class SugruCell {
     pn_[m] = c;
   }
 
-  void gru_unit(Index m, Scalar pr, Scalar pz, Scalar q) {
-    r_[m] = Scalar(1) / (Scalar(1) + std::exp(-pr));
-    z_[m] = Scalar(1) / (Scalar(1) + std::exp(-pz));
-    n_[m] = std::tanh(pn_[m] + r_[m] * q);
+  // r = logistic(pr), z = logistic(pz), n = tanh(pn + r q) of k units, vectorised
+  // (models/shared/gate_functions.hpp). The same arithmetic for every unit (a run with a tape)
+  // as for the gathered open units: both give bitwise the same gates.
+  static void gru_gates(Index k, const Scalar* pr, const Scalar* pz, const Scalar* pn,
+                        const Scalar* q, Scalar* r, Scalar* z, Scalar* n) {
+    vector_logistic(pr, r, k);
+    vector_logistic(pz, z, k);
+    for (Index i = 0; i < k; ++i) n[i] = pn[i] + r[i] * q[i];
+    vector_tanh(n, n, k);
   }
 
   std::shared_ptr<const Params> p_;
@@ -231,6 +256,10 @@ class SugruCell {
   // the open units' blocks, in order (column-major rows are strided).
   RowMajorMatrix<Scalar> W_rows_, V_rows_;
   Vector<Scalar> x_dense_;  // x_k scattered, when most channels have input
+  // The open units of a tick, gathered: their indices, pr, pz, pn, q and gates r, z, n.
+  Eigen::Array<Index, Eigen::Dynamic, 1> open_;
+  std::array<Array, 4> open_pre_;
+  std::array<Array, 3> open_gates_;
 };
 
 }  // namespace egret

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/shared/gate_functions.hpp"
 #include "models/shared/synapse_counting.hpp"
 #include "models/surnn/surnn_adjoint.hpp"
 #include "models/surnn/surnn_params.hpp"
@@ -38,6 +39,8 @@ class SurnnCell {
     a_.resize(n);
     pre_.resize(n);
     f_.resize(n);
+    open_.resize(n);
+    open_pre_.resize(n);
     V_rows_ = p_->V;
     W_rows_ = p_->W;
   }
@@ -58,7 +61,7 @@ class SurnnCell {
       pre_ = p.b;
       input_.add_to(pre_, p.W, x);
       pre_.noalias() += p.V * h_.matrix();
-      f_ = pre_.array().tanh();
+      vector_tanh(pre_.data(), f_.data(), n);
     } else {
       open_units(x);
     }
@@ -104,13 +107,20 @@ class SurnnCell {
       pre_ = p.b;
       input_.add_to(pre_, p.W, x);
     }
+    Index k = 0;  // open units gathered
     for (Index m = 0; m < p.units(); ++m) {
       if (!(a_[m] > Scalar(0))) continue;
       Scalar in = x.held ? pre_[m] : p.b[m];
       if (!x.held)
         for (std::size_t i = 0; i < x.size(); ++i) in += W_rows_(m, x.channels[i]) * x.values[i];
-      f_[m] = std::tanh(in + V_rows_.row(m).dot(h_.matrix()));
+      open_[k] = m;
+      open_pre_[k] = in + V_rows_.row(m).dot(h_.matrix());
+      ++k;
     }
+    // Their tanh together, vectorised, with the arithmetic of the every-unit path
+    // (models/shared/gate_functions.hpp): both give bitwise the same f.
+    vector_tanh(open_pre_.data(), open_pre_.data(), k);
+    for (Index i = 0; i < k; ++i) f_[open_[i]] = open_pre_[i];
   }
 
   // What the open-units schedule multiplies (docs/metrics.md), with or without a tape: the open
@@ -133,6 +143,8 @@ class SurnnCell {
   Vector<Scalar> a_;           // the gate's activation at the last tick
   Vector<Scalar> pre_;
   Array f_;  // tanh(...) of the last tick (open units; every unit while recording)
+  Eigen::Array<Index, Eigen::Dynamic, 1> open_;  // the open units of a tick, gathered,
+  Array open_pre_;                               // and their pre-activations
   InputDrive<Scalar> input_;
   RowMajorMatrix<Scalar> V_rows_, W_rows_;  // row-major: an open unit's rows are contiguous
   WeightPattern<Scalar> W_pattern_, V_pattern_;

@@ -1,0 +1,118 @@
+// The vectorised gate functions (models/shared/gate_functions.hpp) against libm in double: the
+// accuracy stated in the header, the special values, and that an element's result does not
+// depend on its position in the array (whole packet or padded tail).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "models/shared/gate_functions.hpp"
+
+namespace {
+
+using egret::vector_logistic;
+using egret::vector_tanh;
+
+std::vector<float> float_grid() {
+  std::vector<float> x;
+  for (double v = -30; v <= 30; v += 1.0 / 4096) x.push_back(static_cast<float>(v));
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-8f, -1e-8f, 9.0f, -9.0f, 15.7243833f, 88.0f,
+                  -88.0f, 100.0f, -100.0f, 1e30f, -1e30f})
+    x.push_back(v);
+  return x;
+}
+
+TEST(GateFunctions, FloatLogisticWithinItsStatedErrorOfLibm) {
+  const auto x = float_grid();
+  std::vector<float> y(x.size());
+  vector_logistic(x.data(), y.data(), static_cast<Eigen::Index>(x.size()));
+  // Eigen fits logistic(x) - 1/2 (and takes e^x below x = -9): the error is small against 1, not
+  // against small values (relative up to 1e-3 near x = -9).
+  double worst = 0, worst_relative = 0;  // the latter for x >= -2
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double exact = 1.0 / (1.0 + std::exp(-double(x[i])));
+    const double err = std::abs(double(y[i]) - exact);
+    worst = std::max(worst, err);
+    ASSERT_LE(err, 2e-7) << "x = " << x[i] << ": " << y[i] << " against " << exact;
+    if (x[i] >= -2.0f) {
+      worst_relative = std::max(worst_relative, err / exact);
+      ASSERT_LE(err / exact, 7e-7) << "x = " << x[i] << ": " << y[i] << " against " << exact;
+    }
+    ASSERT_GE(y[i], 0.0f);
+    ASSERT_LE(y[i], 1.0f);
+  }
+  std::printf(
+      "  float logistic: worst absolute error %.2e, relative %.2e for x >= -2, "
+      "over %zu points\n",
+      worst, worst_relative, x.size());
+}
+
+TEST(GateFunctions, FloatTanhWithinItsStatedErrorOfLibm) {
+  const auto x = float_grid();
+  std::vector<float> y(x.size());
+  vector_tanh(x.data(), y.data(), static_cast<Eigen::Index>(x.size()));
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double exact = std::tanh(double(x[i]));
+    const double err = std::abs(double(y[i]) - exact);
+    worst = std::max(worst, err);
+    ASSERT_LE(err, 6e-7) << "x = " << x[i] << ": " << y[i] << " against " << exact;
+    ASSERT_LE(std::abs(y[i]), 1.0f);
+  }
+  std::printf("  float tanh: worst absolute error %.2e over %zu points\n", worst, x.size());
+}
+
+TEST(GateFunctions, DoubleWithinTwoUlpOfLibm) {
+  std::vector<double> x;
+  for (double v = -40; v <= 40; v += 1.0 / 1024) x.push_back(v);
+  std::vector<double> lg(x.size()), th(x.size());
+  vector_logistic(x.data(), lg.data(), static_cast<Eigen::Index>(x.size()));
+  vector_tanh(x.data(), th.data(), static_cast<Eigen::Index>(x.size()));
+  const double eps = std::numeric_limits<double>::epsilon();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double exact = 1.0 / (1.0 + std::exp(-x[i]));
+    ASSERT_LE(std::abs(lg[i] - exact), 4 * eps * exact) << "x = " << x[i];
+    ASSERT_LE(std::abs(th[i] - std::tanh(x[i])), 2 * eps) << "x = " << x[i];
+  }
+}
+
+TEST(GateFunctions, InfinitiesAndNaN) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {inf, -inf, nan};
+  std::vector<float> lg(3), th(3);
+  vector_logistic(x.data(), lg.data(), 3);
+  vector_tanh(x.data(), th.data(), 3);
+  EXPECT_EQ(lg[0], 1.0f);
+  EXPECT_LE(lg[1], 1e-38f);  // 0, or a denormal without AVX
+  EXPECT_GE(lg[1], 0.0f);
+  EXPECT_TRUE(std::isnan(lg[2]));
+  EXPECT_EQ(th[0], 1.0f);
+  EXPECT_EQ(th[1], -1.0f);
+  EXPECT_TRUE(std::isnan(th[2]));
+}
+
+// The same value at every position and array length: whole packets and the padded tail agree.
+TEST(GateFunctions, ResultDoesNotDependOnThePositionInTheArray) {
+  const auto grid = float_grid();
+  for (std::size_t n = 1; n <= 37; ++n) {
+    for (std::size_t start = 0; start + n <= 4000; start += 997) {
+      std::vector<float> x(grid.begin() + static_cast<std::ptrdiff_t>(start),
+                           grid.begin() + static_cast<std::ptrdiff_t>(start + n));
+      std::vector<float> lg(n), th(n);
+      vector_logistic(x.data(), lg.data(), static_cast<Eigen::Index>(n));
+      vector_tanh(x.data(), th.data(), static_cast<Eigen::Index>(n));
+      for (std::size_t i = 0; i < n; ++i) {
+        float one_lg, one_th;
+        vector_logistic(&x[i], &one_lg, 1);
+        vector_tanh(&x[i], &one_th, 1);
+        ASSERT_EQ(lg[i], one_lg) << "n = " << n << ", i = " << i;
+        ASSERT_EQ(th[i], one_th) << "n = " << n << ", i = " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
