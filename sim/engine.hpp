@@ -177,7 +177,7 @@ class EventLoop {
   void dispatch_inputs() {
     const std::size_t first = next_input_;
     std::size_t end = first + 1;
-    if (batches_layer0_events()) {
+    if (batches(EventKind::kInput, 0)) {
       const std::uint64_t room = options_.max_events - result_.events_processed;
       while (end < input_.size() && input_[end].time == next_.time && end - first <= room) ++end;
     }
@@ -193,17 +193,20 @@ class EventLoop {
     result_.layers[0].inputs_received += static_cast<std::uint64_t>(n);
     next_input_ = end;
   }
-  // Without a tape, or with one that keeps only the state after the last of simultaneous
-  // layer-0 inputs (releases).
-  bool batches_layer0_events() const { return !tape_ || merge_inputs_; }
+  // Whether simultaneous events of this kind and layer go to the layer in one call: always
+  // without a tape; with one, only layer 0's inputs and input releases, when the tape keeps the
+  // state after the last of them only (merged steps).
+  bool batches(EventKind kind, Index layer) const {
+    return !tape_ || (merge_inputs_ && layer == 0 &&
+                      (kind == EventKind::kInput || kind == EventKind::kInputRelease));
+  }
 
   // A release and the releases of the same kind, layer and time queued after it, in one call
   // (Layer::release_all): nothing comes between them in the order. With a tape, only layer 0's
   // input releases, when the tape merges them.
   void dispatch_releases(const Event<Scalar>& first) {
     releases_.assign(1, first);
-    const bool batch =
-        tape_ ? first.layer == 0 && first.kind == EventKind::kInputRelease && merge_inputs_ : true;
+    const bool batch = batches(first.kind, first.layer);
     while (batch && !queue_.empty() && result_.events_processed < options_.max_events) {
       const Event<Scalar>& e = queue_.top();
       if (e.time != first.time || e.kind != first.kind || e.layer != first.layer) break;
