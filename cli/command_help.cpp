@@ -10,6 +10,7 @@
 #include "io/config/network_config.hpp"
 #include "io/config/train_config.hpp"
 #include "io/hardware/hardware_profile.hpp"
+#include "models/cell_families.hpp"
 
 namespace egret::cli {
 namespace {
@@ -53,6 +54,13 @@ std::string wrapped(const std::string& first, const std::string& text, std::size
 std::string camera_format_names() {
   std::vector<std::string> names;
   for (const auto& f : kCameraFormats) names.emplace_back(f.name);
+  return joined(names, " and ");
+}
+
+// The registered cell families (models/cell_families.hpp), by type.
+std::string cell_family_names() {
+  std::vector<std::string> names;
+  for (const CellFamily& f : cell_families()) names.push_back(f.type);
   return joined(names, " and ");
 }
 
@@ -312,15 +320,15 @@ CommandHelp train_help() {
       "train",
       "  egret train --config TRAIN.json [--out DIR] [--epochs N] [--threads T] [--precision P]\n"
       "  egret train --resume DIR/checkpoint.h5 [--out DIR] [--epochs N] [--precision P]\n",
-      "Train a network of any cell family with a backward pass on the built-in delay-copy task "
-      "(the continuous-time EGRU with exact event-based gradients, the tick families such as "
-      "discrete_egru, lif, bmru, surnn, sugru, su_snn, ds_gru and spiking_gated with BPTT; "
-      "examples/delay_copy*.json, one per family); prints progress, writes a checkpoint, the "
-      "training log, the held-out trace and the data for the figure "
-      "(scripts/plot_delay_copy.py). A checkpoint is written every output.checkpoint_every "
-      "epochs (default 1), after the last, and on Ctrl-C or SIGTERM (the last complete epoch; "
-      "exit status 130/143, with the command that resumes); --resume continues from it bit for "
-      "bit.",
+      "Train a network of any cell family (" + cell_family_names() +
+          ") with a backward pass on the built-in delay-copy task (the continuous-time EGRU with "
+          "exact event-based gradients, the tick families with BPTT; examples/delay_copy*.json, "
+          "one per family); prints progress, writes a checkpoint, the "
+          "training log, the held-out trace and the data for the figure "
+          "(scripts/plot_delay_copy.py). A checkpoint is written every output.checkpoint_every "
+          "epochs (default 1), after the last, and on Ctrl-C or SIGTERM (the last complete epoch; "
+          "exit status 130/143, with the command that resumes); --resume continues from it bit for "
+          "bit.",
       {
           {"--config", "TRAIN.json",
            "a training configuration: a network and its task, training and output sections "

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/layer.hpp"
+#include "sim/numeric_types.hpp"
 #include "sim/value_range.hpp"
 
 namespace egret {
@@ -96,12 +97,31 @@ struct LayerRecipe {
 template <class Scalar>
 using LayerFactory = std::unique_ptr<Layer<Scalar>> (*)(const LayerRecipe&);
 
+// How a family's layers appear in NIR (docs/nir.md, the mapping table): the NIR neuron node they
+// export as, or what NIR lacks to hold them exactly. The NIR exporter (io/nir) reads this and
+// names no family; a family that says nothing is refused as having no mapping.
+struct NirDescription {
+  enum class Neuron {
+    kNone,  // refused: `lacks` says why (export --extension writes an egret extension node)
+    kLif,   // LI + Threshold + soft reset (io/nir/lif_nir.cpp)
+    kCuba,  // CubaLIF, LIF, IF or, without spikes, CubaLI, LI, I (io/nir/cuba_nir.cpp)
+  };
+  Neuron neuron = Neuron::kNone;
+  // Sends unit spikes: a readout reads them through NIR's LI (the output trace).
+  bool spikes = false;
+  std::string lacks;  // what NIR lacks to express the family (kNone)
+  // A family that maps only for some parameter values: empty when the layer's parameters (by
+  // name) do, otherwise what NIR lacks for them.
+  std::string (*lacks_for)(const std::map<std::string, Eigen::MatrixXd>& params) = nullptr;
+};
+
 struct CellFamily {
   std::string type;  // the configuration's "type"
   std::string summary;
   std::vector<SettingKey> keys;
   LayerFactory<double> make_double = nullptr;
   LayerFactory<float> make_float = nullptr;
+  NirDescription nir;
 
   template <class Scalar>
   std::unique_ptr<Layer<Scalar>> make(const LayerRecipe& r) const {

@@ -10,10 +10,12 @@
 #include "io/config/network_config.hpp"
 #include "io/nir/nir_chain.hpp"
 #include "io/nir/nir_export.hpp"
+#include "io/nir/nir_families.hpp"
 #include "io/nir/nir_import.hpp"
 #include "io/nir/nir_reader.hpp"
 #include "io/nir/nir_units.hpp"
 #include "io/nir/nir_writer.hpp"
+#include "models/cell_families.hpp"
 #include "train/parameters.hpp"
 
 namespace {
@@ -148,6 +150,40 @@ TEST(Nir, ExportRefusesWhatNirCannotExpress) {
   const Graph g = egret::nir::export_graph(values, ext);
   ASSERT_NE(g.find("layer0.egret"), nullptr);
   EXPECT_EQ(g.find("layer0.egret")->type, "egret.bmru");
+}
+
+// The exporter reads what a family registered (CellFamily::nir) and names no family: every
+// built-in family either maps to a NIR neuron or says what NIR lacks; a family registered without
+// a description, and a type nobody registered, are refused as having no mapping.
+TEST(Nir, ExportWalksTheFamilysRegistration) {
+  for (const egret::CellFamily& f : egret::cell_families()) {
+    if (f.type.rfind("nir_test_", 0) == 0) continue;
+    EXPECT_TRUE(f.nir.neuron != egret::NirDescription::Neuron::kNone || !f.nir.lacks.empty())
+        << f.type;
+  }
+  egret::CellFamily plain = egret::find_cell_family("lif", "test");
+  plain.type = "nir_test_plain_lif";
+  plain.nir = {};
+  egret::register_cell_family(plain);
+  egret::nir::LayerValues layer;
+  layer.type = "nir_test_plain_lif";
+  EXPECT_EQ(egret::nir::nir_lacks(layer),
+            "egret has no NIR mapping for the family 'nir_test_plain_lif'");
+  layer.type = "no_such_family";
+  EXPECT_EQ(egret::nir::nir_lacks(layer),
+            "egret has no NIR mapping for the family 'no_such_family'");
+  layer.type = "lif";
+  EXPECT_EQ(egret::nir::nir_lacks(layer), "");
+  // su-SNN maps as LIF only while every unit's gate stays open (g_b > sum |g_alpha|).
+  layer.type = "su_snn";
+  layer.params["g_b"] = Eigen::MatrixXd::Constant(2, 1, 1.0);
+  layer.params["g_alpha"] = Eigen::MatrixXd::Constant(2, 3, 0.25);
+  EXPECT_EQ(egret::nir::nir_lacks(layer), "");
+  layer.params["g_alpha"](1, 2) = -0.5;
+  EXPECT_NE(egret::nir::nir_lacks(layer).find("unit 1's gate can close (g_b = 1.000000 is not "
+                                              "above the sum of its |g_alpha|, 1.000000)"),
+            std::string::npos)
+      << egret::nir::nir_lacks(layer);
 }
 
 }  // namespace

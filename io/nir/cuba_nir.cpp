@@ -33,7 +33,7 @@ Eigen::VectorXd mapped(const Eigen::VectorXd& v, double (*f)(double)) {
 }  // namespace cuba_mapping
 
 std::string export_cuba_layer(const LayerValues& layer, LayerPlace& place) {
-  const bool spiking = layer.type == "cuba_lif";
+  const bool spiking = sends_spikes(layer);
   const bool synapse = layer.setting("synapse") != 0, leak = layer.setting("leak") != 0;
   const std::string type = cuba_mapping::nir_type(spiking, synapse, leak);
   if (type.empty())

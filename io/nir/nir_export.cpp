@@ -25,7 +25,7 @@ Graph export_graph(const NetworkValues& net, const ExportOptions& options) {
           "node (docs/nir.md)");
     if (!lacks.empty())
       place.source = export_extension_layer(layer, place);
-    else if (layer.type == "lif" || layer.type == "su_snn")
+    else if (nir_description(layer.type)->neuron == NirDescription::Neuron::kLif)
       place.source = export_lif_layer(layer, place);
     else
       place.source = export_cuba_layer(layer, place);

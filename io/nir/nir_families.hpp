@@ -1,9 +1,12 @@
 // The mapping of each egret family to and from NIR's nodes, one file per family (docs/nir.md
 // has the table and the equations):
-//   lif_nir.cpp        lif, and su_snn whose gates never close  <->  LI + Threshold + soft reset
-//   cuba_nir.cpp       cuba_lif, cuba_li  <->  CubaLIF, LIF, IF / CubaLI, LI, I
+// Which mapping a family's layers take, and what NIR lacks for those it cannot express, is the
+// family's registration (CellFamily::nir, sim/cell_family.hpp); these files walk it:
+//   lif_nir.cpp        NirDescription::kLif (lif; su_snn whose gates never close)  <->
+//                      LI + Threshold + soft reset; NIR's LIF chain imports as lif
+//   cuba_nir.cpp       kCuba (cuba_lif, cuba_li)  <->  CubaLIF, LIF, IF / CubaLI, LI, I
 //   readout_nir.cpp    egret's readout  <->  an LI (the output trace) and an Affine
-//   refused_nir.cpp    the families NIR cannot express, and what NIR lacks for each
+//   refused_nir.cpp    what NIR lacks for a layer (its family's description)
 //   extension_nir.cpp  any family as an egret extension node (export --extension)
 #pragma once
 
@@ -31,8 +34,15 @@ nlohmann::json import_extension_layer(const ChainLayer& layer);
 // trace written as an LI, removes it and gives its time constant to the layer below.
 void import_readout(const Chain& chain, nlohmann::json& config);
 
+// The NIR description of the family registered as `type` (CellFamily::nir), or null.
+const NirDescription* nir_description(const std::string& type);
 // Why NIR cannot express `layer` exactly, or empty when it can (refused_nir.cpp).
 std::string nir_lacks(const LayerValues& layer);
+// Whether `layer` sends unit spikes (its family's registration says so).
+inline bool sends_spikes(const LayerValues& layer) {
+  const NirDescription* nir = nir_description(layer.type);
+  return nir && nir->spikes;
+}
 
 // Metadata egret writes (NIR: no backend may rely on metadata; egret reads only its own, for
 // what the graph does not determine: the time step, the output trace of a layer without a

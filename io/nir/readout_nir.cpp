@@ -16,10 +16,6 @@ namespace egret::nir {
 // Named, not anonymous: egret_io is a unity build.
 namespace readout_mapping {
 
-bool spiking_family(const std::string& type) {
-  return type == "lif" || type == "su_snn" || type == "cuba_lif";
-}
-
 // The trace LI egret writes after layer `below` at its dt: its tau_o [ms], or 0 when `last` is
 // not that LI.
 double trace_time_constant(const Chain& chain, const nlohmann::json& below) {
@@ -51,7 +47,7 @@ std::string export_readout(const NetworkValues& net, LayerPlace& place) {
   }
   const LayerValues& last = net.layers.back();
   std::string source = place.source;
-  if (readout_mapping::spiking_family(last.type) && nir_lacks(last).empty()) {
+  if (sends_spikes(last) && nir_lacks(last).empty()) {
     const double tau_o = last.param("tau_o")(0, 0);
     Node trace = typed_node("LI");
     trace.data["tau"] = constant_array(last.units, nir_seconds(tau_o));

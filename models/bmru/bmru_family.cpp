@@ -47,6 +47,9 @@ CellFamily bmru_family() {
   };
   f.make_double = &make_bmru<double>;
   f.make_float = &make_bmru<float>;
+  f.nir.lacks =
+      "NIR has no bistable unit: BMRU's state switches to +-alpha when |W_x x + b_x| exceeds "
+      "an input-dependent threshold |W_beta x + b_beta|, and it sends changes of a real value";
   return f;
 }
 

@@ -82,6 +82,10 @@ CellFamily continuous_egru_family() {
   for (auto& k : egru_weight_keys()) f.keys.push_back(k);
   f.make_double = &make_continuous_egru<double>;
   f.make_float = &make_continuous_egru<float>;
+  f.nir.lacks =
+      "NIR has no gated unit and no graded event: the continuous EGRU's state relaxes toward a "
+      "tanh gate at a rate set by a sigmoid gate of its inputs, and it sends events of value "
+      "c (not unit spikes)";
   return f;
 }
 

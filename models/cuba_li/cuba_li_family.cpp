@@ -15,6 +15,7 @@ CellFamily cuba_li_family() {
   f.keys = cuba_keys(false);
   f.make_double = &make_cuba_layer<double, false>;
   f.make_float = &make_cuba_layer<float, false>;
+  f.nir.neuron = NirDescription::Neuron::kCuba;
   return f;
 }
 

@@ -14,6 +14,8 @@ CellFamily cuba_lif_family() {
   f.keys = cuba_keys(true);
   f.make_double = &make_cuba_layer<double, true>;
   f.make_float = &make_cuba_layer<float, true>;
+  f.nir.neuron = NirDescription::Neuron::kCuba;
+  f.nir.spikes = true;
   return f;
 }
 

@@ -41,6 +41,9 @@ CellFamily discrete_egru_family() {
   for (auto& k : egru_weight_keys()) f.keys.push_back(k);
   f.make_double = &make_discrete_egru<double>;
   f.make_float = &make_discrete_egru<float>;
+  f.nir.lacks =
+      "NIR has no GRU gates (sigmoid and tanh of the inputs multiplying the state) and no "
+      "graded event (the EGRU sends its state's value)";
   return f;
 }
 

@@ -97,6 +97,9 @@ CellFamily ds_gru_family() {
   };
   f.make_double = &make_ds_gru<double>;
   f.make_float = &make_ds_gru<float>;
+  f.nir.lacks =
+      "NIR has no input-dependent routing (the DS-GRU's top-k masks of its hidden and input "
+      "channels) and no GRU gates";
   return f;
 }
 

@@ -51,6 +51,7 @@ CellFamily evnn_egru_family() {
   };
   f.make_double = &make_evnn_egru<double>;
   f.make_float = &make_evnn_egru<float>;
+  f.nir.lacks = "NIR has no GRU gates and no graded event (EvNN's EGRU sends its value y)";
   return f;
 }
 

@@ -31,6 +31,8 @@ CellFamily lif_family() {
   f.keys = lif_keys();
   f.make_double = &make_lif<double>;
   f.make_float = &make_lif<float>;
+  f.nir.neuron = NirDescription::Neuron::kLif;
+  f.nir.spikes = true;
   return f;
 }
 

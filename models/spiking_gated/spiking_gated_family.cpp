@@ -59,6 +59,9 @@ CellFamily spiking_gated_family() {
   };
   f.make_double = &make_spiking_gated<double>;
   f.make_float = &make_spiking_gated<float>;
+  f.nir.lacks =
+      "NIR has no multiplicative gate: the spiking-gated cell multiplies its linear recurrence "
+      "by spikes";
   return f;
 }
 

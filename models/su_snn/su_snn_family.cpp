@@ -2,7 +2,9 @@
 // configuration keys and factory.
 #include "models/su_snn/su_snn_family.hpp"
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "models/lif/lif_family.hpp"
 #include "models/rhythmic_gate/rhythmic_gate_settings.hpp"
@@ -25,7 +27,22 @@ std::unique_ptr<Layer<Scalar>> make_su_snn(const LayerRecipe& r) {
   return std::make_unique<TickLayer<Scalar, SuSnnCell>>(std::make_shared<const P>(std::move(p)));
 }
 
-// LIF's keys and the rhythmic gate's.
+// What NIR lacks for an su-SNN layer (docs/nir.md): nothing when its gates never close (every
+// unit's g_b above the sum of its |g_alpha|: the gate's argument stays positive at every time),
+// so that it is a LIF layer; otherwise the rhythmic gate.
+std::string su_snn_nir_lacks(const std::map<std::string, Eigen::MatrixXd>& params) {
+  const Eigen::MatrixXd& b = params.at("g_b");
+  const Eigen::MatrixXd& alpha = params.at("g_alpha");
+  for (Eigen::Index n = 0; n < b.rows(); ++n)
+    if (!(b(n, 0) > alpha.row(n).cwiseAbs().sum()))
+      return "NIR has no gate that stops a neuron's integration on a time schedule (su-SNN's "
+             "rhythmic gate): unit " +
+             std::to_string(n) + "'s gate can close (g_b = " + std::to_string(b(n, 0)) +
+             " is not above the sum of its |g_alpha|, " +
+             std::to_string(alpha.row(n).cwiseAbs().sum()) +
+             "); an su-SNN whose gates never close exports as LIF";
+  return "";
+}
 
 }  // namespace
 
@@ -37,6 +54,9 @@ CellFamily su_snn_family() {
   for (auto& k : rhythmic_gate_keys()) f.keys.push_back(k);
   f.make_double = &make_su_snn<double>;
   f.make_float = &make_su_snn<float>;
+  f.nir.neuron = NirDescription::Neuron::kLif;  // when its gates never close
+  f.nir.spikes = true;
+  f.nir.lacks_for = &su_snn_nir_lacks;
   return f;
 }
 

@@ -44,6 +44,9 @@ CellFamily sugru_family() {
   for (auto& k : rhythmic_gate_keys()) f.keys.push_back(k);
   f.make_double = &make_sugru<double>;
   f.make_float = &make_sugru<float>;
+  f.nir.lacks =
+      "NIR has no gate that opens units on a time schedule (the rhythmic gate) and no GRU "
+      "gates";
   return f;
 }
 

@@ -42,6 +42,9 @@ CellFamily surnn_family() {
   for (auto& k : rhythmic_gate_keys()) f.keys.push_back(k);
   f.make_double = &make_surnn<double>;
   f.make_float = &make_surnn<float>;
+  f.nir.lacks =
+      "NIR has no gate that opens units on a time schedule (suRNN's rhythmic gate) and no tanh "
+      "recurrence";
   return f;
 }
 
