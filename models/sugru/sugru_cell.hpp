@@ -58,15 +58,20 @@ class SugruCell {
   }
 
   void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
-    const Params& p = *p_;
-    const Index n = p.units();
     gate_.activation(x.time, a_);
+    gather_open_units();
     count_products(x, out.counts());
-    if (out.recording())
+    const bool every = out.recording();
+    if (every)
       every_unit(x);
     else
       open_units(x);
-    for (Index m = 0; m < n; ++m) {
+    // Without a tape only the open units: a closed unit keeps h, emits nothing and has no
+    // surrogate to record. One loop for both, so that a run with a tape computes bitwise the same
+    // h as one without (the same instructions, the same rounding).
+    const Index units = every ? p_->units() : open_count_;
+    for (Index i = 0; i < units; ++i) {
+      const Index m = every ? i : open_[i];
       const bool open = a_[m] > Scalar(0);
       const Scalar f = (Scalar(1) - z_[m]) * n_[m] + z_[m] * h_[m];
       if (open) count_gate_products(m, out.counts());
@@ -119,6 +124,16 @@ class SugruCell {
     return out;
   }
 
+  // open_[0, open_count_) = the units whose gate is open at this tick (a_k > 0), in order.
+  void gather_open_units() {
+    Index k = 0;
+    for (Index m = 0; m < p_->units(); ++m) {
+      open_[k] = m;
+      k += a_[m] > Scalar(0) ? 1 : 0;
+    }
+    open_count_ = k;
+  }
+
   // The synaptic pairs of the open-units schedule (docs/metrics.md), with or without a tape: the
   // open rows of V_X against h_{k-1} and of W_X against impulse inputs; held inputs' changes
   // update the running W_X x_k of every row.
@@ -127,8 +142,8 @@ class SugruCell {
     const OperandSplit state = OperandSplit::of(h_, static_cast<std::size_t>(h_.size()));
     if (x.held)
       for (const auto& W : W_patterns_) W.count_columns(ops, x.channels, x.values);
-    for (Index m = 0; m < p_->units(); ++m) {
-      if (!(a_[m] > Scalar(0))) continue;
+    for (Index i = 0; i < open_count_; ++i) {
+      const Index m = open_[i];
       if (!x.held)
         for (const auto& W : W_patterns_) W.count_row(ops, m, x.channels, x.values, inputs);
       for (const auto& V : V_patterns_) V.count_row(ops, m, h_, state);
@@ -158,25 +173,22 @@ class SugruCell {
   // channels have input, so the rows' products vectorise); held inputs keep their running sums.
   void open_units(const TickInput<Scalar>& x) {
     const Params& p = *p_;
-    const Index n = p.units();
     const bool dense_x = !x.held && 4 * static_cast<Index>(x.size()) > p.inputs();
     if (x.held) drive_inputs(x);
     if (dense_x) scatter(x, false);
     const auto h = h_.matrix().transpose();
-    Index k = 0;  // open units gathered
-    for (Index m = 0; m < n; ++m) {
-      if (!(a_[m] > Scalar(0))) continue;
+    const Index k = open_count_;
+    for (Index i = 0; i < k; ++i) {
+      const Index m = open_[i];
       if (dense_x)
         row_inputs(m);
       else if (!x.held)
         gather_inputs(m, x);
       q_[m] = V_rows_.row(3 * m + 2).dot(h);
-      open_[k] = m;
-      open_pre_[0][k] = pr_[m] + V_rows_.row(3 * m).dot(h);
-      open_pre_[1][k] = pz_[m] + V_rows_.row(3 * m + 1).dot(h);
-      open_pre_[2][k] = pn_[m];
-      open_pre_[3][k] = q_[m];
-      ++k;
+      open_pre_[0][i] = pr_[m] + V_rows_.row(3 * m).dot(h);
+      open_pre_[1][i] = pz_[m] + V_rows_.row(3 * m + 1).dot(h);
+      open_pre_[2][i] = pn_[m];
+      open_pre_[3][i] = q_[m];
     }
     if (dense_x) scatter(x, true);
     // The open units' gates together, vectorised; then back to their units.
@@ -258,6 +270,7 @@ class SugruCell {
   Vector<Scalar> x_dense_;  // x_k scattered, when most channels have input
   // The open units of a tick, gathered: their indices, pr, pz, pn, q and gates r, z, n.
   Eigen::Array<Index, Eigen::Dynamic, 1> open_;
+  Index open_count_ = 0;
   std::array<Array, 4> open_pre_;
   std::array<Array, 3> open_gates_;
 };
