@@ -16,7 +16,9 @@
 #include <memory>
 #include <vector>
 
+#include "models/rhythmic_gate/open_units.hpp"
 #include "models/shared/gate_functions.hpp"
+#include "models/shared/row_dots.hpp"
 #include "models/shared/synapse_counting.hpp"
 #include "models/sugru/sugru_adjoint.hpp"
 #include "models/sugru/sugru_params.hpp"
@@ -59,7 +61,7 @@ class SugruCell {
 
   void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
     gate_.activation(x.time, a_);
-    gather_open_units();
+    open_.gather(a_);
     count_products(x, out.counts());
     const bool every = out.recording();
     if (every)
@@ -69,7 +71,7 @@ class SugruCell {
     // Without a tape only the open units: a closed unit keeps h, emits nothing and has no
     // surrogate to record. One loop for both, so that a run with a tape computes bitwise the same
     // h as one without (the same instructions, the same rounding).
-    const Index units = every ? p_->units() : open_count_;
+    const Index units = every ? p_->units() : open_.size();
     for (Index i = 0; i < units; ++i) {
       const Index m = every ? i : open_[i];
       const bool open = a_[m] > Scalar(0);
@@ -124,16 +126,6 @@ class SugruCell {
     return out;
   }
 
-  // open_[0, open_count_) = the units whose gate is open at this tick (a_k > 0), in order.
-  void gather_open_units() {
-    Index k = 0;
-    for (Index m = 0; m < p_->units(); ++m) {
-      open_[k] = m;
-      k += a_[m] > Scalar(0) ? 1 : 0;
-    }
-    open_count_ = k;
-  }
-
   // The synaptic pairs of the open-units schedule (docs/metrics.md), with or without a tape: the
   // open rows of V_X against h_{k-1} and of W_X against impulse inputs; held inputs' changes
   // update the running W_X x_k of every row.
@@ -142,7 +134,7 @@ class SugruCell {
     const OperandSplit state = OperandSplit::of(h_, static_cast<std::size_t>(h_.size()));
     if (x.held)
       for (const auto& W : W_patterns_) W.count_columns(ops, x.channels, x.values);
-    for (Index i = 0; i < open_count_; ++i) {
+    for (Index i = 0; i < open_.size(); ++i) {
       const Index m = open_[i];
       if (!x.held)
         for (const auto& W : W_patterns_) W.count_row(ops, m, x.channels, x.values, inputs);
@@ -176,17 +168,18 @@ class SugruCell {
     const bool dense_x = !x.held && 4 * static_cast<Index>(x.size()) > p.inputs();
     if (x.held) drive_inputs(x);
     if (dense_x) scatter(x, false);
-    const auto h = h_.matrix().transpose();
-    const Index k = open_count_;
+    const Index k = open_.size();
     for (Index i = 0; i < k; ++i) {
       const Index m = open_[i];
       if (dense_x)
         row_inputs(m);
       else if (!x.held)
         gather_inputs(m, x);
-      q_[m] = V_rows_.row(3 * m + 2).dot(h);
-      open_pre_[0][i] = pr_[m] + V_rows_.row(3 * m).dot(h);
-      open_pre_[1][i] = pz_[m] + V_rows_.row(3 * m + 1).dot(h);
+      Scalar vh[3];  // V_r h, V_z h, V_n h of unit m
+      three_row_dots(V_rows_.row(3 * m).data(), h_.data(), p.units(), vh);
+      q_[m] = vh[2];
+      open_pre_[0][i] = pr_[m] + vh[0];
+      open_pre_[1][i] = pz_[m] + vh[1];
       open_pre_[2][i] = pn_[m];
       open_pre_[3][i] = q_[m];
     }
@@ -213,10 +206,11 @@ class SugruCell {
   // pr, pz, pn of unit m = b + W x_k, from the dense copy of x_k.
   void row_inputs(Index m) {
     const Params& p = *p_;
-    const auto x = x_dense_.transpose();
-    pr_[m] = p.b_r[m] + W_rows_.row(3 * m).dot(x);
-    pz_[m] = p.b_z[m] + W_rows_.row(3 * m + 1).dot(x);
-    pn_[m] = p.b_n[m] + W_rows_.row(3 * m + 2).dot(x);
+    Scalar wx[3];  // W_r x, W_z x, W_n x of unit m
+    three_row_dots(W_rows_.row(3 * m).data(), x_dense_.data(), p.inputs(), wx);
+    pr_[m] = p.b_r[m] + wx[0];
+    pz_[m] = p.b_z[m] + wx[1];
+    pn_[m] = p.b_n[m] + wx[2];
   }
 
   // pr, pz, pn = b + W x_k for every unit (InputDrive: event-sparse columns, or running sums).
@@ -269,8 +263,7 @@ class SugruCell {
   RowMajorMatrix<Scalar> W_rows_, V_rows_;
   Vector<Scalar> x_dense_;  // x_k scattered, when most channels have input
   // The open units of a tick, gathered: their indices, pr, pz, pn, q and gates r, z, n.
-  Eigen::Array<Index, Eigen::Dynamic, 1> open_;
-  Index open_count_ = 0;
+  OpenUnits open_;
   std::array<Array, 4> open_pre_;
   std::array<Array, 3> open_gates_;
 };

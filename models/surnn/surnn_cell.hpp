@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/rhythmic_gate/open_units.hpp"
 #include "models/shared/gate_functions.hpp"
 #include "models/shared/synapse_counting.hpp"
 #include "models/surnn/surnn_adjoint.hpp"
@@ -56,8 +57,10 @@ class SurnnCell {
     const Params& p = *p_;
     const Index n = p.units();
     gate_.activation(x.time, a_);
+    open_.gather(a_);
     count_operations(x, out.counts());
-    if (out.recording()) {
+    const bool every = out.recording();
+    if (every) {
       pre_ = p.b;
       input_.add_to(pre_, p.W, x);
       pre_.noalias() += p.V * h_.matrix();
@@ -65,7 +68,12 @@ class SurnnCell {
     } else {
       open_units(x);
     }
-    for (Index m = 0; m < n; ++m) {
+    // Without a tape only the open units: a closed unit keeps h, emits nothing and has no
+    // surrogate to record. One loop for both, so that a run with a tape computes bitwise the same
+    // h as one without.
+    const Index units = every ? n : open_.size();
+    for (Index i = 0; i < units; ++i) {
+      const Index m = every ? i : open_[i];
       const bool open = a_[m] > Scalar(0);
       const Scalar h = open ? h_[m] + (f_[m] - h_[m]) : h_[m];
       const Scalar change = h - h_[m];
@@ -107,15 +115,13 @@ class SurnnCell {
       pre_ = p.b;
       input_.add_to(pre_, p.W, x);
     }
-    Index k = 0;  // open units gathered
-    for (Index m = 0; m < p.units(); ++m) {
-      if (!(a_[m] > Scalar(0))) continue;
+    const Index k = open_.size();
+    for (Index j = 0; j < k; ++j) {
+      const Index m = open_[j];
       Scalar in = x.held ? pre_[m] : p.b[m];
       if (!x.held)
         for (std::size_t i = 0; i < x.size(); ++i) in += W_rows_(m, x.channels[i]) * x.values[i];
-      open_[k] = m;
-      open_pre_[k] = in + V_rows_.row(m).dot(h_.matrix());
-      ++k;
+      open_pre_[j] = in + V_rows_.row(m).dot(h_.matrix());
     }
     // Their tanh together, vectorised, with the arithmetic of the every-unit path
     // (models/shared/gate_functions.hpp): both give bitwise the same f.
@@ -130,8 +136,8 @@ class SurnnCell {
     const OperandSplit inputs = OperandSplit::of(x.values, x.size());
     const OperandSplit state = OperandSplit::of(h_, static_cast<std::size_t>(h_.size()));
     if (x.held) W_pattern_.count_columns(ops, x.channels, x.values);
-    for (Index m = 0; m < p_->units(); ++m) {
-      if (!(a_[m] > Scalar(0))) continue;
+    for (Index i = 0; i < open_.size(); ++i) {
+      const Index m = open_[i];
       if (!x.held) W_pattern_.count_row(ops, m, x.channels, x.values, inputs);
       V_pattern_.count_row(ops, m, h_, state);
     }
@@ -142,9 +148,9 @@ class SurnnCell {
   Array h_;                    // the held state after the last tick
   Vector<Scalar> a_;           // the gate's activation at the last tick
   Vector<Scalar> pre_;
-  Array f_;  // tanh(...) of the last tick (open units; every unit while recording)
-  Eigen::Array<Index, Eigen::Dynamic, 1> open_;  // the open units of a tick, gathered,
-  Array open_pre_;                               // and their pre-activations
+  Array f_;         // tanh(...) of the last tick (open units; every unit while recording)
+  OpenUnits open_;  // the open units of a tick, gathered,
+  Array open_pre_;  // and their pre-activations
   InputDrive<Scalar> input_;
   RowMajorMatrix<Scalar> V_rows_, W_rows_;  // row-major: an open unit's rows are contiguous
   WeightPattern<Scalar> W_pattern_, V_pattern_;
