@@ -21,6 +21,7 @@
 
 #include "models/ds_gru/ds_gru_adjoint.hpp"
 #include "models/ds_gru/ds_gru_params.hpp"
+#include "models/shared/gate_functions.hpp"
 #include "models/shared/synapse_counting.hpp"
 #include "models/tick/input_drive.hpp"
 #include "models/tick/sparse_columns.hpp"
@@ -69,7 +70,7 @@ class DsGruCell {
         W_ah_(p_->W_ah),
         W_ax_(p_->W_ax) {
     const Index n = p_->units(), d = p_->inputs();
-    for (Array* v : {&h_, &h_tilde_, &z_, &r_, &h_hat_, &mask_h_}) v->resize(n);
+    for (Array* v : {&h_, &h_tilde_, &z_, &r_, &h_hat_, &mask_h_, &reset_pre_}) v->resize(n);
     for (Vector<Scalar>* v : {&logits_h_, &pre_z_, &pre_h_}) v->resize(n);
     logits_x_.resize(d);
     mask_x_.resize(d);
@@ -200,29 +201,38 @@ class DsGruCell {
     pre_z_ = p.b_z;
     add_scaled_columns(pre_z_, p.W_z, x_channels_, x_masked_);
     add_scaled_columns(pre_z_, p.U_z, h_units_, h_masked_);
-    z_ = (Scalar(1) + (-pre_z_.array()).exp()).inverse();
-    if (recording) {
-      for (Index m = 0; m < p.units(); ++m) r_[m] = reset_gate(m);
-    } else {
-      for (Index j : h_units_) r_[j] = reset_gate(j);
-    }
+    vector_logistic(pre_z_.data(), z_.data(), p.units());
+    reset_gates(recording);
     reset_masked_.clear();
     for (std::size_t i = 0; i < h_units_.size(); ++i)
       reset_masked_.push_back(r_[h_units_[i]] * h_masked_[i]);
     pre_h_ = p.b_h;
     add_scaled_columns(pre_h_, p.W_h, x_channels_, x_masked_);
     add_scaled_columns(pre_h_, p.U_h, h_units_, reset_masked_);
-    h_hat_ = pre_h_.array().tanh();
+    vector_tanh(pre_h_.data(), h_hat_.data(), p.units());
   }
 
-  // r of unit m, from the kept columns of its row: the same sum in a run with or without a tape.
-  Scalar reset_gate(Index m) const {
+  // r of every unit (with a tape) or of the units with h~ != 0 (without; the others' r multiplies
+  // nothing): each one's sum over the kept columns of its row, then their logistic together
+  // (vectorised, position-independent: models/shared/gate_functions.hpp), so that a run with or
+  // without a tape gets the same r.
+  void reset_gates(bool recording) {
+    const Index n = recording ? p_->units() : static_cast<Index>(h_units_.size());
+    for (Index i = 0; i < n; ++i)
+      reset_pre_[i] = reset_sum(recording ? i : h_units_[static_cast<std::size_t>(i)]);
+    vector_logistic(reset_pre_.data(), reset_pre_.data(), n);
+    for (Index i = 0; i < n; ++i)
+      r_[recording ? i : h_units_[static_cast<std::size_t>(i)]] = reset_pre_[i];
+  }
+
+  // W_r x~ + U_r h~ + b_r of unit m, from the kept columns of its row.
+  Scalar reset_sum(Index m) const {
     const Params& p = *p_;
     Scalar pre = p.b_r[m];
     for (std::size_t i = 0; i < x_channels_.size(); ++i)
       pre += p.W_r(m, x_channels_[i]) * x_masked_[i];
     for (std::size_t i = 0; i < h_units_.size(); ++i) pre += p.U_r(m, h_units_[i]) * h_masked_[i];
-    return Params::sigmoid(pre);
+    return pre;
   }
 
   // What the routed step multiplies (docs/metrics.md), with or without a tape: the router, the
@@ -276,6 +286,7 @@ class DsGruCell {
   Array h_;                             // the held state after the last tick
   Array h_tilde_, z_, r_, h_hat_;       // of the last tick (r: kept units; all while recording)
   Array mask_h_;                        // m_h of the last tick (zero at dropped units)
+  Array reset_pre_;                     // the reset gates' sums, then r, gathered
   Array mask_x_;                        // m_x of the last tick
   Vector<Scalar> logits_h_, logits_x_;  // a_h, a_x
   Vector<Scalar> context_, score_;      // c; tau (a - mu) scratch
