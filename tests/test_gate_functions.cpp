@@ -6,9 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <random>
 #include <vector>
 
+#include "models/rhythmic_gate/open_units.hpp"
 #include "models/shared/gate_functions.hpp"
+#include "models/shared/row_dots.hpp"
 
 namespace {
 
@@ -112,6 +115,72 @@ TEST(GateFunctions, ResultDoesNotDependOnThePositionInTheArray) {
         ASSERT_EQ(th[i], one_th) << "n = " << n << ", i = " << i;
       }
     }
+  }
+}
+
+// three_row_dots against a sum in long double, for lengths around the packet sizes (whole
+// packets, the second accumulator, the scalar tail, none): within the textbook bound of a float
+// or double dot product, d eps sum |a b| (exact for small whole numbers, whose sums are exact).
+template <class Scalar>
+void check_three_row_dots(bool whole_numbers) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> real(-1, 1);
+  std::uniform_int_distribution<int> whole(-8, 8);
+  for (Eigen::Index d : {0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 100, 257}) {
+    std::vector<Scalar> rows(static_cast<std::size_t>(3 * d)), v(static_cast<std::size_t>(d));
+    auto draw = [&] { return static_cast<Scalar>(whole_numbers ? whole(rng) : real(rng)); };
+    for (auto& x : rows) x = draw();
+    for (auto& x : v) x = draw();
+    Scalar out[3] = {Scalar(-99), Scalar(-99), Scalar(-99)};
+    egret::three_row_dots(rows.data(), v.data(), d, out);
+    for (int g = 0; g < 3; ++g) {
+      long double exact = 0, magnitude = 0;
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const long double p = static_cast<long double>(rows[static_cast<std::size_t>(g * d + j)]) *
+                              static_cast<long double>(v[static_cast<std::size_t>(j)]);
+        exact += p;
+        magnitude += std::fabs(p);
+      }
+      const long double bound =
+          whole_numbers
+              ? 0.0L
+              : static_cast<long double>(d) * std::numeric_limits<Scalar>::epsilon() * magnitude;
+      EXPECT_LE(std::fabs(static_cast<long double>(out[g]) - exact), bound)
+          << "d = " << d << ", row " << g;
+    }
+  }
+}
+
+TEST(RowDots, ThreeRowsAgainstALongDoubleSum) {
+  check_three_row_dots<float>(false);
+  check_three_row_dots<double>(false);
+  check_three_row_dots<float>(true);
+  check_three_row_dots<double>(true);
+}
+
+// The open units of a tick: exactly those with a > 0, in order; 0, -0 and NaN are closed; none
+// and all open.
+TEST(OpenUnits, GathersExactlyThePositiveActivationsInOrder) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<std::vector<float>> cases = {
+      {},
+      {0.0f},
+      {1e-30f},
+      {-1.0f, -0.0f, 0.0f, nan, -1e-30f},
+      {1.0f, 2.0f, 3.0f, 4.0f},
+      {0.5f, -0.5f, 0.0f, 2.0f, nan, 1e-38f, -3.0f, 7.0f},
+  };
+  egret::OpenUnits open;
+  for (const auto& a : cases) {
+    Eigen::VectorXf activations(static_cast<Eigen::Index>(a.size()));
+    for (std::size_t i = 0; i < a.size(); ++i) activations[static_cast<Eigen::Index>(i)] = a[i];
+    open.resize(activations.size());
+    open.gather(activations);
+    std::vector<Eigen::Index> expected, got;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i] > 0.0f) expected.push_back(static_cast<Eigen::Index>(i));
+    for (Eigen::Index i = 0; i < open.size(); ++i) got.push_back(open[i]);
+    EXPECT_EQ(got, expected) << a.size() << " units";
   }
 }
 
