@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/rhythmic_gate/open_units.hpp"
 #include "models/shared/surrogates.hpp"
 #include "models/shared/synapse_counting.hpp"
 #include "models/su_snn/su_snn_adjoint.hpp"
@@ -46,6 +47,7 @@ class SuSnnCell {
     ubar_.resize(n);
     a_.resize(n);
     drive_.resize(n);
+    open_.resize(n);
   }
 
   void reset() {
@@ -59,10 +61,16 @@ class SuSnnCell {
   void step(const TickInput<Scalar>& x, TickOutput<Scalar>& out) {
     const Params& p = *p_;
     gate_.activation(x.time, a_);
+    open_.gather(a_);
     count_products(x, out.counts());
-    integrate(x, out.recording());
+    const bool every = out.recording();
+    integrate(x, every);
     spiking_.clear();
-    for (Index m = 0; m < p.units(); ++m) {
+    // Without a tape only the open units: a closed unit keeps u, cannot spike and has no
+    // surrogate to record. One loop for both runs (the same instructions per unit).
+    const Index units = every ? p.units() : open_.size();
+    for (Index i = 0; i < units; ++i) {
+      const Index m = every ? i : open_[i];
       const bool open = a_[m] > Scalar(0);
       if (open && u_[m] != ubar_[m]) out.state_changed();
       if (open) u_[m] = ubar_[m];
@@ -109,9 +117,10 @@ class SuSnnCell {
       ones_.assign(spiking_.size(), Scalar(1));
       add_scaled_columns(drive_, p.V, spiking_, ones_);  // binary spikes: accumulates
     }
-    for (Index m = 0; m < p.units(); ++m) {
+    const Index units = every_unit ? p.units() : open_.size();
+    for (Index k = 0; k < units; ++k) {
+      const Index m = every_unit ? k : open_[k];
       if (!every_unit) {
-        if (!(a_[m] > Scalar(0))) continue;
         if (!x.held)
           for (std::size_t i = 0; i < x.size(); ++i)
             drive_[m] += p.W(m, x.channels[i]) * x.values[i];
@@ -130,8 +139,8 @@ class SuSnnCell {
     ones_.assign(spiking_.size(), Scalar(1));
     const OperandSplit spikes{static_cast<std::uint64_t>(spiking_.size()), 0};
     if (x.held) W_pattern_.count_columns(ops, x.channels, x.values);
-    for (Index m = 0; m < p_->units(); ++m) {
-      if (!(a_[m] > Scalar(0))) continue;
+    for (Index i = 0; i < open_.size(); ++i) {
+      const Index m = open_[i];
       if (!x.held) W_pattern_.count_row(ops, m, x.channels, x.values, inputs);
       V_pattern_.count_row(ops, m, spiking_, ones_, spikes);
     }
@@ -144,6 +153,7 @@ class SuSnnCell {
   Array u_;                     // membrane potentials after the last tick
   Array ubar_;                  // the integration of the last tick (open units; all recording)
   Vector<Scalar> a_;            // the gate's activation at the last tick
+  OpenUnits open_;              // the units open at the last tick
   Vector<Scalar> drive_;        // scratch: b + W x_k + V s_{k-1}
   std::vector<Index> spiking_;  // units with s = 1 at the last tick
   std::vector<Scalar> ones_;
