@@ -133,7 +133,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
       const Scalar r = Cell::reset_gate(visit([&](auto& u) { return u.a_r(n); }));
       visit([&](auto& u) { u.reset_unit(n); });
       columns_.push_back(event_column(*p_, EventKind::kInternal, n, y, r));
-      out.push_back({n, y, r});
+      emit(out, n, y, r);
       if (std::isfinite(p_->window_recurrent)) {
         sched.schedule(t + p_->window_recurrent, EventKind::kRecurrentRelease, n, y, r);
       }

@@ -111,10 +111,10 @@ class DiscreteEgruLayer final : public Layer<Scalar> {
     for (Index m = 0; m < n; ++m) {
       if (y_[m] != Scalar(0)) {
         active_.push_back(m);
-        out.push_back({m, y_[m]});
+        emit(out, m, y_[m]);
       } else if (recording_ &&
                  Cell::pseudo_derivative(c_[m] - theta_[m], p_->dampening, p_->half_width) != 0) {
-        out.push_back({m, Scalar(0), Scalar(0), true});
+        emit(out, m, Scalar(0), Scalar(0), true);
       }
     }
     ++next_tick_;

@@ -49,10 +49,10 @@ class TickOutput {
   void state_changed() {
     if (!first_tick_) ++counts_.membrane_updates;
   }
-  void event(Index unit, Scalar value) { out_.push_back({unit, value}); }
+  void event(Index unit, Scalar value) { emit(out_, unit, value); }
   bool recording() const { return recording_; }
   void surrogate(Index unit) {
-    if (recording_) out_.push_back({unit, Scalar(0), Scalar(0), true});
+    if (recording_) emit(out_, unit, Scalar(0), Scalar(0), true);
   }
 
  private:
