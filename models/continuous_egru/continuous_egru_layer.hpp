@@ -77,7 +77,8 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     columns_.resize(static_cast<std::size_t>(n));
     for (Index k = 0; k < n; ++k) {
       Column& col = columns_[static_cast<std::size_t>(k)];
-      col = event_column(*p_, EventKind::kInput, inputs[k].channel, inputs[k].value, Scalar(0));
+      write_event_column(col, *p_, EventKind::kInput, inputs[k].channel, inputs[k].value,
+                         Scalar(0));
       count_input_column(inputs[k].channel, col.scale_ur);
     }
     add_columns(t, columns_.data(), n);
@@ -98,7 +99,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     for (Index k = 0; k < n; ++k) {
       const Event<Scalar>& e = events[k];
       Column& col = columns_[static_cast<std::size_t>(k)];
-      col = event_column(*p_, e.kind, e.index, e.value, e.aux);
+      write_event_column(col, *p_, e.kind, e.index, e.value, e.aux);
       count_release(e, col);
     }
     add_columns(events[0].time, columns_.data(), n);
@@ -132,7 +133,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
       const Scalar y = Cell::event_value(p_->theta[n]);
       const Scalar r = Cell::reset_gate(visit([&](auto& u) { return u.a_r(n); }));
       visit([&](auto& u) { u.reset_unit(n); });
-      columns_.push_back(event_column(*p_, EventKind::kInternal, n, y, r));
+      write_event_column(columns_.emplace_back(), *p_, EventKind::kInternal, n, y, r);
       emit(out, n, y, r);
       if (std::isfinite(p_->window_recurrent)) {
         sched.schedule(t + p_->window_recurrent, EventKind::kRecurrentRelease, n, y, r);

@@ -25,33 +25,44 @@ struct EgruColumn {
   Index index = 0;      // its channel or unit
 };
 
-// The column of an event of `kind` on channel or unit `index` with value x or y and aux r (the
-// sender's reset gate, recurrent events only). A release removes what its event added.
+// Writes into `col` the column of an event of `kind` on channel or unit `index` with value x or
+// y and aux r (the sender's reset gate, recurrent events only). A release removes what its event
+// added. The layer fills its buffer of a call's columns in place: a column returned by value was
+// stored field by field and copied with wider loads, which the CPU cannot forward from those
+// stores (a stall on every input and release; docs/speed.md, "Symbols hidden").
 template <class Scalar>
-EgruColumn<Scalar> event_column(const ContinuousEgruParams<Scalar>& p, EventKind kind, Index index,
-                                Scalar value, Scalar aux) {
+inline void write_event_column(EgruColumn<Scalar>& col, const ContinuousEgruParams<Scalar>& p,
+                               EventKind kind, Index index, Scalar value, Scalar aux) {
   using Cell = BoxEgruCell<Scalar>;
   const bool input = kind == EventKind::kInput || kind == EventKind::kInputRelease;
   const Scalar sign = (kind == EventKind::kInputRelease || kind == EventKind::kRecurrentRelease)
                           ? Scalar(-1)
                           : Scalar(1);
+  col.input = input;
+  col.index = index;
   if (input) {
     const Scalar s = sign * Cell::input_scale(value);
-    return {p.U_u.col(index).data(),
-            p.U_r.col(index).data(),
-            p.U_z.col(index).data(),
-            s,
-            s,
-            true,
-            index};
+    col.u = p.U_u.col(index).data();
+    col.r = p.U_r.col(index).data();
+    col.z = p.U_z.col(index).data();
+    col.scale_ur = s;
+    col.scale_z = s;
+    return;
   }
-  return {p.V_u.col(index).data(),
-          p.V_r.col(index).data(),
-          p.V_z.col(index).data(),
-          sign * Cell::recurrent_scale_ur(value),
-          sign * Cell::recurrent_scale_z(value, aux),
-          false,
-          index};
+  col.u = p.V_u.col(index).data();
+  col.r = p.V_r.col(index).data();
+  col.z = p.V_z.col(index).data();
+  col.scale_ur = sign * Cell::recurrent_scale_ur(value);
+  col.scale_z = sign * Cell::recurrent_scale_z(value, aux);
+}
+
+// The same column, returned.
+template <class Scalar>
+EgruColumn<Scalar> event_column(const ContinuousEgruParams<Scalar>& p, EventKind kind, Index index,
+                                Scalar value, Scalar aux) {
+  EgruColumn<Scalar> col;
+  write_event_column(col, p, kind, index, value, aux);
+  return col;
 }
 
 // a_X += scale * column_X, vectorised over the units (a_r may be skipped by passing nullptr:

@@ -26,6 +26,13 @@ class OpenUnits {
   Index size() const { return count_; }
   Index operator[](Index i) const { return index_[i]; }
 
+  // The units a tick walks, in increasing order: all `units` while a tape is recorded (`every`:
+  // the adjoint needs the closed units' values too), else the open ones. The selective cells
+  // walk both cases with one loop, so that a run with a tape computes bitwise what one without
+  // does.
+  Index walked(bool every, Index units) const { return every ? units : count_; }
+  Index walked_unit(bool every, Index i) const { return every ? i : index_[i]; }
+
  private:
   Eigen::Array<Index, Eigen::Dynamic, 1> index_;
   Index count_ = 0;

@@ -68,9 +68,9 @@ class SuSnnCell {
     spiking_.clear();
     // Without a tape only the open units: a closed unit keeps u, cannot spike and has no
     // surrogate to record. One loop for both runs (the same instructions per unit).
-    const Index units = every ? p.units() : open_.size();
+    const Index units = open_.walked(every, p.units());
     for (Index i = 0; i < units; ++i) {
-      const Index m = every ? i : open_[i];
+      const Index m = open_.walked_unit(every, i);
       const bool open = a_[m] > Scalar(0);
       if (open && u_[m] != ubar_[m]) out.state_changed();
       if (open) u_[m] = ubar_[m];
@@ -117,9 +117,9 @@ class SuSnnCell {
       ones_.assign(spiking_.size(), Scalar(1));
       add_scaled_columns(drive_, p.V, spiking_, ones_);  // binary spikes: accumulates
     }
-    const Index units = every_unit ? p.units() : open_.size();
+    const Index units = open_.walked(every_unit, p.units());
     for (Index k = 0; k < units; ++k) {
-      const Index m = every_unit ? k : open_[k];
+      const Index m = open_.walked_unit(every_unit, k);
       if (!every_unit) {
         if (!x.held)
           for (std::size_t i = 0; i < x.size(); ++i)

@@ -71,9 +71,9 @@ class SugruCell {
     // Without a tape only the open units: a closed unit keeps h, emits nothing and has no
     // surrogate to record. One loop for both, so that a run with a tape computes bitwise the same
     // h as one without (the same instructions, the same rounding).
-    const Index units = every ? p_->units() : open_.size();
+    const Index units = open_.walked(every, p_->units());
     for (Index i = 0; i < units; ++i) {
-      const Index m = every ? i : open_[i];
+      const Index m = open_.walked_unit(every, i);
       const bool open = a_[m] > Scalar(0);
       const Scalar f = (Scalar(1) - z_[m]) * n_[m] + z_[m] * h_[m];
       if (open) count_gate_products(m, out.counts());

@@ -71,9 +71,9 @@ class SurnnCell {
     // Without a tape only the open units: a closed unit keeps h, emits nothing and has no
     // surrogate to record. One loop for both, so that a run with a tape computes bitwise the same
     // h as one without.
-    const Index units = every ? n : open_.size();
+    const Index units = open_.walked(every, n);
     for (Index i = 0; i < units; ++i) {
-      const Index m = every ? i : open_[i];
+      const Index m = open_.walked_unit(every, i);
       const bool open = a_[m] > Scalar(0);
       const Scalar h = open ? h_[m] + (f_[m] - h_[m]) : h_[m];
       const Scalar change = h - h_[m];
