@@ -39,7 +39,7 @@ struct Gradient {
 template <class Scalar>
 Gradient<Scalar> zero_gradient(const Network<Scalar>& net, std::size_t input_events) {
   Gradient<Scalar> g;
-  for (Index l = 0; l < net.size(); ++l) g.layers.push_back(net.layer(l).parameters().zeros_like());
+  for (Index l = 0; l < net.size(); ++l) g.layers.push_back(net.layer(l).parameter_zeros());
   if (const auto* ro = net.readout()) {
     g.W_o.setZero(ro->W_o.rows(), ro->W_o.cols());
     g.b_o.setZero(ro->b_o.size());

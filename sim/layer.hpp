@@ -182,6 +182,8 @@ class Layer {
   // with other values (validated like a configuration; an infeasible value is an error).
   virtual NamedParameters<Scalar> parameters() const = 0;
   virtual std::unique_ptr<Layer> with_parameters(const NamedParameters<Scalar>& values) const = 0;
+  // The parameters' names and shapes, all zero: the shape of a gradient.
+  virtual NamedParameters<Scalar> parameter_zeros() const { return parameters().zeros_like(); }
   // Magnitude pruning: the layer with each sender's connections cut to the `keep` share (of its
   // receivers) of largest weight, the others absent from then on; nullptr for a family without
   // sparse connectivity.

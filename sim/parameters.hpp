@@ -120,6 +120,28 @@ Matrix<Scalar> parameter_as_matrix(const Field& field) {
     return field;
   }
 }
+// A field's shape, all zero.
+template <class Scalar, class Field>
+Matrix<Scalar> zeros_shaped_as(const Field& field) {
+  if constexpr (std::is_arithmetic_v<Field>)
+    return Matrix<Scalar>::Zero(1, 1);
+  else
+    return Matrix<Scalar>::Zero(field.rows(), field.cols());
+}
+// Every field's spec (its rank set from the field) and value(field), in the family's order.
+template <class Scalar, class Params, class Value>
+NamedParameters<Scalar> collect_named(const Params& p, Value value) {
+  NamedParameters<Scalar> out;
+  Params::visit_parameters(p, [&](ParameterSpec spec, const auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (std::is_arithmetic_v<Field>)
+      spec.rank = Rank::kScalar;
+    else
+      spec.rank = Field::ColsAtCompileTime == 1 ? Rank::kVector : Rank::kMatrix;
+    out.add(spec, value(field));
+  });
+  return out;
+}
 template <class Scalar, class Field>
 void parameter_from_matrix(Field& field, const Matrix<Scalar>& m, const std::string& name,
                            const std::string& where) {
@@ -143,16 +165,16 @@ void parameter_from_matrix(Field& field, const Matrix<Scalar>& m, const std::str
 
 template <class Scalar, class Params>
 NamedParameters<Scalar> collect_parameters(const Params& p) {
-  NamedParameters<Scalar> out;
-  Params::visit_parameters(p, [&](ParameterSpec spec, const auto& field) {
-    using Field = std::decay_t<decltype(field)>;
-    if constexpr (std::is_arithmetic_v<Field>)
-      spec.rank = Rank::kScalar;
-    else
-      spec.rank = Field::ColsAtCompileTime == 1 ? Rank::kVector : Rank::kMatrix;
-    out.add(spec, detail::parameter_as_matrix<Scalar>(field));
-  });
-  return out;
+  return detail::collect_named<Scalar>(
+      p, [](const auto& field) { return detail::parameter_as_matrix<Scalar>(field); });
+}
+
+// The same names and shapes, all zero (a gradient's), without copying the values first: every
+// sample's backward pass makes one per layer.
+template <class Scalar, class Params>
+NamedParameters<Scalar> collect_parameter_zeros(const Params& p) {
+  return detail::collect_named<Scalar>(
+      p, [](const auto& field) { return detail::zeros_shaped_as<Scalar>(field); });
 }
 
 // Writes every named value into `p` (shapes must match; a missing name is an error).

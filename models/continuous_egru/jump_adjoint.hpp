@@ -31,7 +31,7 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   void begin(const Tape<Scalar>& tape, Index layer) override {
     const Index n = p_->units();
     for (Array* v : {&lam_c_, &lam_u_, &lam_r_, &lam_z_}) v->setZero(n);
-    grad_ = collect_parameters<Scalar>(*p_).zeros_like();
+    grad_ = collect_parameter_zeros<Scalar>(*p_);
     g_ = Views(grad_, p_->gate_kernel == GateKernel::kExp);
     pending_time_ = 0;
     state_cost_total_ = 0;

@@ -59,7 +59,7 @@ class DiscreteEgruAdjoint final : public LayerAdjoint<Scalar> {
     state_cost_total_ = 0;
     for (Array* v : {&lam_c_, &dy_, &la_u_, &la_r_, &la_z_}) v->setZero(n);
     adjoint_zero_ = true;
-    grad_ = collect_parameters<Scalar>(*p_).zeros_like();
+    grad_ = collect_parameter_zeros<Scalar>(*p_);
     g_ = Views(grad_);
     pairs_ = zero_pairs_ = macs_ = 0;
     finite_ = true;

@@ -64,7 +64,7 @@ class TickAdjoint final : public LayerAdjoint<Scalar> {
       : p_(std::move(p)), cell_(p_), record_size_(record_size), held_input_(held_input) {}
 
   void begin(const Tape<Scalar>& tape, Index layer) override {
-    grad_ = collect_parameters<Scalar>(*p_).zeros_like();
+    grad_ = collect_parameter_zeros<Scalar>(*p_);
     cell_.begin(grad_);
     dy_.setZero(p_->units());
     report_ = BackwardReport{};

@@ -135,6 +135,9 @@ class TickLayer final : public Layer<Scalar> {
   DenseCost dense_cost() const override { return cell_.dense_cost(); }
 
   NamedParameters<Scalar> parameters() const override { return collect_parameters<Scalar>(*p_); }
+  NamedParameters<Scalar> parameter_zeros() const override {
+    return collect_parameter_zeros<Scalar>(*p_);
+  }
   std::unique_ptr<Layer<Scalar>> with_parameters(
       const NamedParameters<Scalar>& values) const override {
     auto p = std::make_shared<Params>(*p_);
