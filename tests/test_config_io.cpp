@@ -516,6 +516,38 @@ TEST(ConfigIo, EveryKeysRangeIsTheOneCheckOfItsValues) {
   EXPECT_GT(keys, 80);
 }
 
+// A gradient's shape (Layer::parameter_zeros, made from the shapes alone) is the parameters':
+// the same names, specs and shapes in the same order, every entry zero, for every family, with
+// a sparse continuous EGRU and the exp gate kernel too.
+TEST(ConfigIo, EveryFamilysParameterZerosHaveItsParametersShapes) {
+  std::vector<nlohmann::json> layers;
+  for (const egret::CellFamily& family : egret::cell_families())
+    layers.push_back({{"type", family.type}, {"units", 4}});
+  layers.push_back({{"type", "continuous_egru"},
+                    {"units", 4},
+                    {"connectivity", {{"input", 0.5}, {"recurrent", 0.5}}}});
+  layers.push_back({{"type", "continuous_egru"}, {"units", 4}, {"gate_kernel", "exp"}});
+  for (const nlohmann::json& layer : layers) {
+    const std::string text = R"({"input_channels": 3, "layers": [)" + layer.dump() + "]}";
+    const auto net = egret::build_network<float>(egret::parse_network_config(text, "net.json"));
+    const auto values = net.layer(0).parameters();
+    const auto zeros = net.layer(0).parameter_zeros();
+    ASSERT_EQ(zeros.size(), values.size()) << layer.dump();
+    EXPECT_GT(values.size(), 0u) << layer.dump();
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const auto &v = values[i], &z = zeros[i];
+      EXPECT_EQ(z.spec.name, v.spec.name) << layer.dump();
+      EXPECT_EQ(z.spec.constraint, v.spec.constraint) << v.spec.name;
+      EXPECT_EQ(z.spec.training, v.spec.training) << v.spec.name;
+      EXPECT_EQ(z.spec.rank, v.spec.rank) << v.spec.name;
+      EXPECT_EQ(z.spec.was_scalar, v.spec.was_scalar) << v.spec.name;
+      EXPECT_EQ(z.value.rows(), v.value.rows()) << v.spec.name;
+      EXPECT_EQ(z.value.cols(), v.value.cols()) << v.spec.name;
+      EXPECT_TRUE((z.value.array() == 0.0f).all()) << v.spec.name;
+    }
+  }
+}
+
 // An event file with nothing in it says so, naming the file, in the CSV reader and in every
 // camera format's detection; a CSV with only a header holds no events (egret simulate warns).
 TEST(ConfigIo, EmptyEventFilesAreRefusedAsEmpty) {

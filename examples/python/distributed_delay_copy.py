@@ -22,7 +22,8 @@ Ctrl-C (or SIGTERM) to any process (with --spawn: to the spawner, which passes i
 of them before the next step: the processes agree on it in an all-reduce, rank 0 writes the
 model's and Adam's state after the last complete step to --state, and all exit with 130 (143);
 `--resume STATE.pt` with the same options goes on to the same parameters as a run that never
-stopped.
+stopped. A signal that comes after the last step's check finds training complete: the results
+are written and the processes exit 0.
 """
 import argparse
 import json
@@ -115,23 +116,36 @@ def main(argv=None):
                 print(f"step {step + 1}/{args.steps}: loss {loss.item():.4f} (rank 0's share)",
                       flush=True)
 
-    if rank == 0:
-        with torch.no_grad():
-            logits = model(test)
-            target = torch.stack([torch.from_numpy(s.targets) for s in test])
-            acc = ((logits > 0) == (target > 0.5)).double().mean().item()
-        print(f"{world} process(es), {args.steps} steps of {args.global_batch} trials: "
-              f"held-out bitwise accuracy {100 * acc:.1f} %")
-        if args.save:
-            state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
-            np.savez(args.save + ".tmp.npz", **state)
-            os.replace(args.save + ".tmp.npz", args.save)
-    if world > 1:
-        dist.destroy_process_group()
+        # Still inside: a signal after the last step's check is too late to stop before a step.
+        # Training is complete, so the results are written as usual and said so.
+        if rank == 0:
+            report(args, model, test, world)
+            if stop:
+                print(f"{stop.name} after the last step: training had finished; results written",
+                      flush=True)
+        if world > 1:
+            dist.destroy_process_group()
+    # Nothing is left to interrupt: a late signal must not turn a finished run into a traceback.
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_IGN)
 
 
 def resume_command(argv, args):
     return " ".join([sys.executable, *argv] + ([] if args.resume else ["--resume", args.state]))
+
+
+def report(args, model, test, world):
+    """Rank 0 at the end: the held-out accuracy, and the parameters to --save."""
+    with torch.no_grad():
+        logits = model(test)
+        target = torch.stack([torch.from_numpy(s.targets) for s in test])
+        acc = ((logits > 0) == (target > 0.5)).double().mean().item()
+    print(f"{world} process(es), {args.steps} steps of {args.global_batch} trials: "
+          f"held-out bitwise accuracy {100 * acc:.1f} %", flush=True)
+    if args.save:
+        state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+        np.savez(args.save + ".tmp.npz", **state)
+        os.replace(args.save + ".tmp.npz", args.save)
 
 
 def stop_cleanly(args, model, opt, step, rank, signal_number):
