@@ -27,13 +27,10 @@ bool within_range(From v) {
 // `v` as To; an error naming `what` if it is finite but beyond To's range.
 template <class To, class From>
 To narrow_checked(From v, const std::string& what) {
-  if constexpr (sizeof(To) < sizeof(From)) {
-    if (!within_range<To>(v)) {
-      std::ostringstream os;
-      os << what << ": " << v
-         << " is beyond the range of float (\"precision\": \"double\" runs it)";
-      throw std::invalid_argument(os.str());
-    }
+  if (!within_range<To>(v)) {
+    std::ostringstream os;
+    os << what << ": " << v << " is beyond the range of float (\"precision\": \"double\" runs it)";
+    throw std::invalid_argument(os.str());
   }
   return static_cast<To>(v);
 }
@@ -58,13 +55,12 @@ InputStream<To> cast_input(const InputStream<From>& in) {
     // conversion (docs/speed.md, "Symbols hidden").
     for (std::size_t i = 0; i < in.size(); ++i) {
       const auto& e = in.events()[i];
-      if (within_range<To>(e.time) && within_range<To>(e.value)) {
-        events.push_back({static_cast<To>(e.time), e.channel, static_cast<To>(e.value)});
-        continue;
+      if (!within_range<To>(e.time) || !within_range<To>(e.value)) {
+        const std::string what = "input event " + std::to_string(i);
+        narrow_checked<To>(e.time, what + " time");  // one of the two throws
+        narrow_checked<To>(e.value, what + " value");
       }
-      const std::string what = "input event " + std::to_string(i);
-      narrow_checked<To>(e.time, what + " time");
-      narrow_checked<To>(e.value, what + " value");
+      events.push_back({static_cast<To>(e.time), e.channel, static_cast<To>(e.value)});
     }
     return InputStream<To>(std::move(events), in.channels());
   }
