@@ -68,10 +68,11 @@ class DenseEgruUnits {
     t_last_ = t;
   }
 
-  // An event's weight columns added to every unit's pre-activations (vectorised over the units);
-  // the gates and crossing times wait for settle().
-  void add_column(const EgruColumn<Scalar>& col) {
-    apply_column(col, units(), a_u_, &a_r_, a_z_);
+  // Events' weight columns added to every unit's pre-activations, in order (vectorised over the
+  // units); the gates and crossing times wait for settle().
+  void add_columns(const EgruColumn<Scalar>* cols, Index n_cols) {
+    if (n_cols == 0) return;
+    apply_columns(cols, n_cols, units(), a_u_, &a_r_, a_z_);
     dirty_ = true;
   }
 

@@ -114,6 +114,11 @@ class SparseEgruUnits {
     now_ = t;
   }
 
+  // Events' weight columns, in order (each reaches only the units it connects to).
+  void add_columns(const EgruColumn<Scalar>* cols, Index n_cols) {
+    for (Index k = 0; k < n_cols; ++k) add_column(cols[k]);
+  }
+
   // The event's weight column added to the units it connects to. Their c is brought to now()
   // by settle(), all together: the flow up to now() uses the gates before the event, which
   // settle() has not yet replaced.

@@ -325,7 +325,7 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   void add_columns(Scalar t, const Column* cols, Index n_cols) {
     visit([&](auto& u) {
       u.begin_time(t, *p_);
-      for (Index k = 0; k < n_cols; ++k) u.add_column(cols[k]);
+      u.add_columns(cols, n_cols);
     });
   }
 

@@ -4,9 +4,9 @@
 // event only what cannot be recomputed cheaply (time, unit or channel, value, reset gate). The
 // adjoint asks for states latest first; a request before the current segment recomputes the segment
 // forward from its checkpoint with the forward pass's own functions (the closed-form flow or the
-// exp kernel's ExpKernelEgruFlow, the resets, event_column / apply_column), so the recomputed state
-// is bitwise the forward state. Each step is recomputed once per backward pass; memory: one segment
-// of K states.
+// exp kernel's ExpKernelEgruFlow, the resets, write_event_column / apply_columns), so the
+// recomputed state is bitwise the forward state. Each step is recomputed once per backward pass;
+// memory: one segment of K states.
 #pragma once
 
 #include <algorithm>
@@ -148,11 +148,14 @@ class ContinuousEgruReplay {
     const std::int64_t n_items = steps_.tape().n_items(st);
     if (st.kind == EventKind::kInternal)
       for (std::int64_t k = 0; k < n_items; ++k) work_.c[items[k].index] = Cell::reset_state();
+    columns_.resize(static_cast<std::size_t>(n_items));
     for (std::int64_t k = 0; k < n_items; ++k) {
       const TapeItem<Scalar>& it = items[k];
-      apply_column(event_column(*p_, it.kind, it.index, it.value, it.aux), n_, work_.a_u,
-                   exp_ ? &work_.a_r : nullptr, work_.a_z);
+      write_event_column(columns_[static_cast<std::size_t>(k)], *p_, it.kind, it.index, it.value,
+                         it.aux);
     }
+    apply_columns(columns_.data(), static_cast<Index>(n_items), n_, work_.a_u,
+                  exp_ ? &work_.a_r : nullptr, work_.a_z);
   }
 
   // The exp kernel's flow from t0 to t1 > t0, as the forward pass computed it.
@@ -172,8 +175,9 @@ class ContinuousEgruReplay {
   std::vector<Interval> intervals_;  // the intervals ending at those steps (box kernel)
   Interval boundary_;                // the interval ending at a checkpoint step
   State work_, out_;
-  bool exp_ = false;               // the exp gate kernel (else box)
-  std::vector<double> flow_work_;  // ExpKernelEgruFlow's
+  std::vector<EgruColumn<Scalar>> columns_;  // a step's columns
+  bool exp_ = false;                         // the exp gate kernel (else box)
+  std::vector<double> flow_work_;            // ExpKernelEgruFlow's
 };
 
 }  // namespace egret

@@ -1,7 +1,7 @@
 // The jump an event applies to a continuous EGRU layer's gate pre-activations: one weight column
 // per gate and the scale applied to it (docs/adjoint.md). The forward pass
 // (continuous_egru_layer.hpp) and the backward pass's recomputation between checkpoints
-// (dense_replay.hpp) both apply jumps through these two functions, so the recomputed
+// (dense_replay.hpp) both apply jumps through these functions, so the recomputed
 // state is bitwise the forward state.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include "events/event.hpp"
 #include "models/continuous_egru/box_kernel_cell.hpp"
 #include "models/continuous_egru/continuous_egru_params.hpp"
+#include "models/shared/column_blocks.hpp"
 
 namespace egret {
 
@@ -65,16 +66,27 @@ EgruColumn<Scalar> event_column(const ContinuousEgruParams<Scalar>& p, EventKind
   return col;
 }
 
-// a_X += scale * column_X, vectorised over the units (a_r may be skipped by passing nullptr:
-// the backward recomputation does not need it).
+// a_X += scale * column_X for the columns cols[0], ..., cols[n_cols - 1] in that order, every
+// unit (a_r may be skipped by passing nullptr: the backward recomputation of the box kernel does
+// not need it). The units stay in registers while the columns pass
+// (models/shared/column_blocks.hpp); each unit's sum is the column-at-a-time loop's, bitwise.
 template <class Scalar>
-void apply_column(const EgruColumn<Scalar>& col, Index n, typename EgruColumn<Scalar>::Array& a_u,
-                  typename EgruColumn<Scalar>::Array* a_r,
-                  typename EgruColumn<Scalar>::Array& a_z) {
-  using ConstMap = Eigen::Map<const typename EgruColumn<Scalar>::Array>;
-  a_u += col.scale_ur * ConstMap(col.u, n);
-  if (a_r) *a_r += col.scale_ur * ConstMap(col.r, n);
-  a_z += col.scale_z * ConstMap(col.z, n);
+void apply_columns(const EgruColumn<Scalar>* cols, Index n_cols, Index n,
+                   typename EgruColumn<Scalar>::Array& a_u, typename EgruColumn<Scalar>::Array* a_r,
+                   typename EgruColumn<Scalar>::Array& a_z) {
+  if (a_r) {
+    Scalar* const a[3] = {a_u.data(), a_r->data(), a_z.data()};
+    add_columns<3>(a, n, n_cols, [cols](Index k) {
+      const EgruColumn<Scalar>& c = cols[k];
+      return ScaledColumns<Scalar, 3>{{c.u, c.r, c.z}, {c.scale_ur, c.scale_ur, c.scale_z}};
+    });
+  } else {
+    Scalar* const a[2] = {a_u.data(), a_z.data()};
+    add_columns<2>(a, n, n_cols, [cols](Index k) {
+      const EgruColumn<Scalar>& c = cols[k];
+      return ScaledColumns<Scalar, 2>{{c.u, c.z}, {c.scale_ur, c.scale_z}};
+    });
+  }
 }
 
 }  // namespace egret

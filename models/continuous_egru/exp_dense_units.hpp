@@ -95,8 +95,9 @@ class ExpKernelEgruUnits {
     dirty_ = true;
   }
 
-  void add_column(const EgruColumn<Scalar>& col) {
-    apply_column(col, units(), a_u_, &a_r_, a_z_);
+  void add_columns(const EgruColumn<Scalar>* cols, Index n_cols) {
+    if (n_cols == 0) return;
+    apply_columns(cols, n_cols, units(), a_u_, &a_r_, a_z_);
     dirty_ = true;
   }
 

@@ -7,6 +7,7 @@
 // docs/adjoint.md derives every line.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include "models/continuous_egru/box_kernel_cell.hpp"
 #include "models/continuous_egru/continuous_egru_params.hpp"
 #include "models/continuous_egru/dense_replay.hpp"
+#include "models/shared/column_blocks.hpp"
 #include "sim/layer_adjoint.hpp"
 
 namespace egret {
@@ -47,7 +49,10 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     const Params& p = *p_;
     const auto lu = lam_u_.matrix(), lr = lam_r_.matrix(), lz = lam_z_.matrix();
     const TapeItem<Scalar>* items = tape.items_of(st);
-    for (std::int64_t k = tape.n_items(st) - 1; k >= 0; --k) {
+    const std::int64_t n_items = tape.n_items(st);
+    if (input_values_discarded_ && only_inputs(items, n_items))
+      return add_input_weight_gradient(items, n_items);
+    for (std::int64_t k = n_items - 1; k >= 0; --k) {
       const TapeItem<Scalar>& item = items[k];
       const Index j = item.index;
       const bool applied = item.kind == EventKind::kInput || item.kind == EventKind::kInternal;
@@ -69,6 +74,27 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
         d_aux[k] = sign * item.value * dz;
       }
     }
+  }
+
+  // Inputs and input releases only (layer 0's steps in training, merged per time).
+  static bool only_inputs(const TapeItem<Scalar>* items, std::int64_t n) {
+    return std::all_of(items, items + n, [](const TapeItem<Scalar>& item) {
+      return item.kind == EventKind::kInput || item.kind == EventKind::kInputRelease;
+    });
+  }
+
+  // jump_adjoint's input gradient, U_X.col(j) += x lambda_X for the items latest first, when
+  // nobody reads the inputs' value adjoints: lambda stays in registers while the columns pass
+  // (models/shared/column_blocks.hpp), each element bitwise the loop's.
+  void add_input_weight_gradient(const TapeItem<Scalar>* items, std::int64_t n) {
+    const Scalar* const lam[3] = {lam_u_.data(), lam_r_.data(), lam_z_.data()};
+    add_to_columns<3>(lam, p_->units(), n, [&](Index k) {
+      const TapeItem<Scalar>& item = items[n - 1 - k];
+      const Index j = item.index;
+      const Scalar sign = item.kind == EventKind::kInput ? Scalar(1) : Scalar(-1);
+      return ColumnTargets<Scalar, 3>{
+          {g_.U_u->col(j).data(), g_.U_r->col(j).data(), g_.U_z->col(j).data()}, sign * item.value};
+    });
   }
 
   // y = theta_m and aux = r_m(s-) = sigmoid(a_r,m); c_m(s+) = 0 whatever c_m(s-) was.
