@@ -226,6 +226,13 @@ std::vector<std::unique_ptr<LayerAdjoint<Scalar>>> begin_layer_adjoints(
   return adj;
 }
 
+// A step of layer 0's inputs or input releases: its items' values and times are the input
+// stream's, and their adjoints end in Gradient::input_value and input_time.
+template <class Scalar>
+bool input_stream_step(const TapeStep<Scalar>& st) {
+  return st.layer == 0 && (st.kind == EventKind::kInput || st.kind == EventKind::kInputRelease);
+}
+
 // Step 1's routing: each item's value and aux adjoints from its jump go to the item that carries
 // the value (a release to the arrival it releases, anything else to itself).
 template <class Scalar>
@@ -294,11 +301,14 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
     ++report.steps;
     trace.pass_boundaries_after(st.time);
 
-    // 1. The jumps; each item's value adjoint goes to the item that carries the value.
+    // 1. The jumps; each item's value adjoint goes to the item that carries the value. Layer
+    // 0's inputs and input releases carry values of the input stream, whose adjoints go nowhere
+    // else than the per-event input gradient: without it (training) they are not routed.
     d_value.assign(static_cast<std::size_t>(step_items), 0);
     d_aux.assign(static_cast<std::size_t>(step_items), 0);
     A.jump_adjoint(tape, st, d_value.data(), d_aux.data());
-    detail::route_jump_adjoints(tape, st, d_value, d_aux, g_value, g_aux);
+    const bool routed_items = input_time_adjoints || !detail::input_stream_step(st);
+    if (routed_items) detail::route_jump_adjoints(tape, st, d_value, d_aux, g_value, g_aux);
 
     // 2. Emissions: everything that used them has been visited; finish their adjoints.
     Scalar d_time = 0;
@@ -319,7 +329,7 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
 
     // 3. The interval before the step, and the routing of the step time's adjoint.
     const Scalar routed = A.interval_adjoint(tape, st, d_time);
-    detail::route_step_time(st, tape, routed, g_time, g_value, grad);
+    if (routed_items) detail::route_step_time(st, tape, routed, g_time, g_value, grad);
 
     if ((!std::isfinite(routed) || !A.finite()) && report.nonfinite_steps++ == 0)
       report.first_problem = detail::nonfinite_step_message(si, st);

@@ -321,7 +321,17 @@ class EventLoop {
   // item. (The run loop closes it before any event that does not continue it.)
   void record_layer0_item(const TapeItem<Scalar>& item, Scalar t) {
     if (merged_step_open_) {
-      tape_->add_item_to_last_step(item);
+      // Field by field: `item` is the caller's temporary, stored field by field; copied whole, it
+      // was read back with loads wider than those stores, which the CPU cannot forward (a stall
+      // per input and release; docs/speed.md, "Columns in registers").
+      TapeItem<Scalar>& to = tape_->add_item_to_last_step();
+      to.kind = item.kind;
+      to.surrogate = item.surrogate;
+      to.external = item.external;
+      to.index = item.index;
+      to.value = item.value;
+      to.aux = item.aux;
+      to.link = item.link;
       return;
     }
     step_items_.assign(1, item);

@@ -89,11 +89,12 @@ class Tape {
     items.insert(items.end(), step_items.begin(), step_items.end());
     steps.push_back(s);
   }
-  // One more item of the last step (a merged step of simultaneous inputs or releases).
-  void add_item_to_last_step(const TapeItem<Scalar>& item) {
+  // One more item of the last step (a merged step of simultaneous inputs or releases), for the
+  // caller to fill in place.
+  TapeItem<Scalar>& add_item_to_last_step() {
     if (steps.empty()) throw std::logic_error("tape: no step to add an item to");
-    items.push_back(item);
     merged_inputs = true;
+    return items.emplace_back();
   }
   std::vector<Scalar>& step_state_of(Index layer) {
     return step_states[static_cast<std::size_t>(layer)];
