@@ -39,6 +39,15 @@ using ColumnPacket = typename Eigen::internal::packet_traits<Scalar>::type;
 template <class Scalar>
 constexpr Eigen::Index kColumnPacket = Eigen::internal::unpacket_traits<ColumnPacket<Scalar>>::size;
 
+// Packets b < B of G vectors, from element `off` on.
+template <int G, int B, class Scalar, class Pointer>
+void load_packets(Pointer const (&v)[G], Eigen::Index off, ColumnPacket<Scalar> (&out)[G][B]) {
+  constexpr Eigen::Index P = kColumnPacket<Scalar>;
+  for (int g = 0; g < G; ++g)
+    for (int b = 0; b < B; ++b)
+      out[g][b] = Eigen::internal::ploadu<ColumnPacket<Scalar>>(v[g] + off + b * P);
+}
+
 // Units [off, off + B packets) of G vectors: the targets loaded once, every column added, stored.
 template <int G, int B, class Scalar, class ColumnAt>
 void add_columns_block(Scalar* const (&a)[G], Eigen::Index off, Eigen::Index n_cols,
@@ -47,8 +56,7 @@ void add_columns_block(Scalar* const (&a)[G], Eigen::Index off, Eigen::Index n_c
   using Packet = ColumnPacket<Scalar>;
   constexpr Eigen::Index P = kColumnPacket<Scalar>;
   Packet acc[G][B];
-  for (int g = 0; g < G; ++g)
-    for (int b = 0; b < B; ++b) acc[g][b] = ei::ploadu<Packet>(a[g] + off + b * P);
+  load_packets<G, B, Scalar>(a, off, acc);
   for (Eigen::Index k = 0; k < n_cols; ++k) {
     const auto col = column_at(k);
     for (int g = 0; g < G; ++g) {
@@ -69,8 +77,7 @@ void add_to_columns_block(const Scalar* const (&src)[G], Eigen::Index off, Eigen
   using Packet = ColumnPacket<Scalar>;
   constexpr Eigen::Index P = kColumnPacket<Scalar>;
   Packet held[G][B];
-  for (int g = 0; g < G; ++g)
-    for (int b = 0; b < B; ++b) held[g][b] = ei::ploadu<Packet>(src[g] + off + b * P);
+  load_packets<G, B, Scalar>(src, off, held);
   for (Eigen::Index k = 0; k < n_targets; ++k) {
     const auto t = target_at(k);
     const Packet x = ei::pset1<Packet>(t.scale);
