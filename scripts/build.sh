@@ -56,13 +56,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   echo "egret build: a first build into $build: it takes several minutes (about 10 min on 2" \
     "cores); progress about every 15 s"
   echo "egret build: configuring (CMake)"
-  # Ninja where present (scripts/setup.sh installs it): it compiles a target's files while the
-  # libraries it links are still compiling, which Make's per-target order does not (a clean
-  # build of every target: 388 s against 425 s on 2 cores, docs/speed.md). A build folder keeps
-  # the generator it was made with.
-  generator=()
-  if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
-  cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 else
   cmake -S "$root" -B "$build" "$@" >/dev/null
 fi

@@ -6,7 +6,6 @@ set -euo pipefail
 
 PACKAGES=(
   cmake g++ make pkg-config            # toolchain
-  ninja-build                          # builds a target's files before its libraries link
   libeigen3-dev                        # dense linear algebra (Eigen 3.4)
   libtbb-dev                           # parallel batches (oneTBB 2021)
   libboost-dev                         # Boost.Odeint (reference integrator, exp kernel), Math
