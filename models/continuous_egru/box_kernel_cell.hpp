@@ -20,8 +20,48 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "models/egru/egru_gates.hpp"
+
+namespace egret::detail {
+
+// The exponent x = u q of a decay exp(-u dt / tau_m) (q = -dt / tau_m), computed so that no step
+// of exp(x) has a subnormal result, with exp(x) bitwise unchanged: where |x| < kTinyX = eps / 8,
+// exp(x) rounds to exactly 1 (1 + x is within a quarter ulp of 1), and x is replaced by 0
+// (exp(0) = 1). Left alone, such an x makes the polynomial's x^3 underflow (below 2.3e-13 in
+// float), and u q itself is subnormal for the smallest u: so u is taken as 0 where u < kTinyU and
+// |q| < kBigQ (then |u q| < kTinyX as well).
+// NaN stays NaN. Vectorised: Eigen keeps an expression with it in packets (a select() would make
+// the whole expression scalar, std::exp included).
+template <class Scalar>
+struct DecayExponent {
+  using Limits = std::numeric_limits<Scalar>;
+  static constexpr Scalar kTinyX = Limits::epsilon() / Scalar(8);    // 2^-26 (float)
+  static constexpr Scalar kTinyU = Limits::min() * Scalar(1 << 26);  // 2^-100 (float)
+  static constexpr Scalar kBigQ = kTinyX / kTinyU;                   // 2^74 (float)
+
+  Scalar operator()(Scalar u, Scalar q) const {
+    const Scalar x = (u < kTinyU && std::abs(q) < kBigQ ? Scalar(0) : u) * q;
+    return std::abs(x) < kTinyX ? Scalar(0) : x;
+  }
+  template <class Packet>
+  Packet packetOp(const Packet& u, const Packet& q) const {
+    namespace ei = Eigen::internal;
+    const Packet tiny_u = ei::pand(ei::pcmp_lt(u, ei::pset1<Packet>(kTinyU)),
+                                   ei::pcmp_lt(ei::pabs(q), ei::pset1<Packet>(kBigQ)));
+    const Packet x = ei::pmul(ei::pandnot(u, tiny_u), q);
+    return ei::pandnot(x, ei::pcmp_lt(ei::pabs(x), ei::pset1<Packet>(kTinyX)));
+  }
+};
+
+}  // namespace egret::detail
+
+// Eigen evaluates an expression in packets only where every functor in it says it can.
+template <class Scalar>
+struct Eigen::internal::functor_traits<egret::detail::DecayExponent<Scalar>> {
+  enum { Cost = 6, PacketAccess = true };
+};
 
 namespace egret {
 
@@ -112,16 +152,32 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru/egru_gates.hpp
   // ---- Array forms: the same equations for all units of a layer, each with its own tau_m (an
   // array, or a segment of one, of the units' time constants).
 
+  // The decays E = exp(-u dt / tau_m) of the flow over dt, as an array expression (u: an array
+  // or segment; dt, tau_m: arrays, segments or scalars), bitwise exp(u * (-dt / tau_m)) but with
+  // no subnormal intermediate (detail::DecayExponent). A busy input drives some units' a_u far
+  // below zero and their u = sigmoid(a_u) to 1e-20 and less, and every operation whose result is
+  // subnormal costs a microcode assist on Intel CPUs (over 100 cycles): the DVXplorer recording's
+  // forward pass spent a third of its time there (docs/speed.md, "Subnormal decays").
+  template <class U, class Dt, class Tau>
+  static auto decays(const U& u, const Dt& dt, const Tau& tau_m) {
+    if constexpr (std::is_arithmetic_v<Dt> && std::is_arithmetic_v<Tau>) {
+      return u.binaryExpr(Array::Constant(u.size(), -dt / tau_m), detail::DecayExponent<Scalar>{})
+          .exp();
+    } else {
+      return u.binaryExpr(-dt / tau_m, detail::DecayExponent<Scalar>{}).exp();
+    }
+  }
+
   // c <- flow(c, u, z, dt, tau_m), in place.
   template <class Tau>
   static void advance(Array& c, const Array& u, const Array& z, Scalar dt, const Tau& tau_m) {
-    c += (z - c) * (Scalar(1) - (u * (-dt / tau_m)).exp());
+    c += (z - c) * (Scalar(1) - decays(u, dt, tau_m));
   }
   // The same in two parts, for a caller that keeps the decay E = exp(-u dt / tau_m) for
   // flow_adjoint (bitwise the same c as advance: the same operations on the same values).
   template <class Tau>
   static void decay(const Array& u, Scalar dt, const Tau& tau_m, Array& E) {
-    E = (u * (-dt / tau_m)).exp();
+    E = decays(u, dt, tau_m);
   }
   static void advance_by_decay(Array& c, const Array& z, const Array& E) {
     c += (z - c) * (Scalar(1) - E);

@@ -224,7 +224,7 @@ class SparseEgruReplay {
     }
     const Index kp = Cell::whole_packets(k);
     auto u = batch_u_.head(kp), z = batch_z_.head(kp), decay = batch_decay_.head(kp);
-    decay = (u * (-batch_dt_.head(kp) / batch_tau_m_.head(kp))).exp();
+    decay = Cell::decays(u, batch_dt_.head(kp), batch_tau_m_.head(kp));
     const std::size_t at = pieces_.size();
     pieces_.resize(at + static_cast<std::size_t>(k));
     Piece* out = pieces_.data() + at;

@@ -156,7 +156,7 @@ class SparseEgruUnits {
     const Index kp = Cell::whole_packets(k);
     auto c = gather_c_.head(kp), u = gather_u_.head(kp), z = gather_z_.head(kp);
     const auto flow_and_gates = [&](const auto& tau_m) {
-      c += (z - c) * (Scalar(1) - (u * (-gather_dt_.head(kp) / tau_m)).exp());
+      c += (z - c) * (Scalar(1) - Cell::decays(u, gather_dt_.head(kp), tau_m));
       Cell::gates(gather_a_u_.head(kp), gather_a_z_.head(kp), u, z);
       Cell::crossing_time_lower_bounds(c, u, z, gather_theta_.head(kp), tau_m, now_,
                                        gather_crossing_.head(kp));
