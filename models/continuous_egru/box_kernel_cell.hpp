@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "models/egru/egru_gates.hpp"
+#include "models/shared/subnormals.hpp"
 
 namespace egret::detail {
 
@@ -37,9 +38,9 @@ namespace egret::detail {
 template <class Scalar>
 struct DecayExponent {
   using Limits = std::numeric_limits<Scalar>;
-  static constexpr Scalar kTinyX = Limits::epsilon() / Scalar(8);    // 2^-26 (float)
-  static constexpr Scalar kTinyU = Limits::min() * Scalar(1 << 26);  // 2^-100 (float)
-  static constexpr Scalar kBigQ = kTinyX / kTinyU;                   // 2^74 (float)
+  static constexpr Scalar kTinyX = Limits::epsilon() / Scalar(8);  // 2^-26 (float)
+  static constexpr Scalar kTinyU = kNearlySubnormal<Scalar>;       // 2^-100 (float)
+  static constexpr Scalar kBigQ = kTinyX / kTinyU;                 // 2^74 (float)
 
   Scalar operator()(Scalar u, Scalar q) const {
     const Scalar x = (u < kTinyU && std::abs(q) < kBigQ ? Scalar(0) : u) * q;

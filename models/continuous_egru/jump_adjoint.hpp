@@ -16,6 +16,7 @@
 #include "models/continuous_egru/continuous_egru_params.hpp"
 #include "models/continuous_egru/dense_replay.hpp"
 #include "models/shared/column_blocks.hpp"
+#include "models/shared/subnormals.hpp"
 #include "sim/layer_adjoint.hpp"
 
 namespace egret {
@@ -47,6 +48,7 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   void jump_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st, Scalar* d_value,
                     Scalar* d_aux) override {
     const Params& p = *p_;
+    flush_subnormal_adjoints();
     const auto lu = lam_u_.matrix(), lr = lam_r_.matrix(), lz = lam_z_.matrix();
     const TapeItem<Scalar>* items = tape.items_of(st);
     const std::int64_t n_items = tape.n_items(st);
@@ -74,6 +76,15 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
         d_aux[k] = sign * item.value * dz;
       }
     }
+  }
+
+  // Adjoints of saturated units (u or r near 0) get near the subnormal range, where their
+  // products with the weight columns of every step would pay microcode assists
+  // (models/shared/subnormals.hpp): those below 2^-100 (float; 2^-996 in double) are set to 0
+  // first. What that drops from a gradient entry is below 2^-100 |x| per step (x the event's
+  // value); docs/adjoint.md, "Nearly subnormal adjoints".
+  void flush_subnormal_adjoints() {
+    for (Array* lam : {&lam_c_, &lam_u_, &lam_r_, &lam_z_}) flush_nearly_subnormal(*lam);
   }
 
   // Inputs and input releases only (layer 0's steps in training, merged per time).

@@ -1,9 +1,11 @@
-// The flow's decays E = exp(-u dt / tau_m) (BoxEgruCell::decays, advance, decay) against the
-// plain formula exp(u * (-dt / tau_m)) evaluated by Eigen, bitwise, over every magnitude of u and
-// of dt / tau_m, in float and double: the decays only skip the subnormal intermediates of that
-// formula (docs/speed.md, "Subnormal decays"). The floating-point underflow flag shows the skipping
+// Arithmetic that keeps clear of subnormal numbers (models/shared/subnormals.hpp; docs/speed.md,
+// "Subnormal arithmetic"). The flow's decays E = exp(-u dt / tau_m) (BoxEgruCell::decays,
+// advance, decay) against the plain formula exp(u * (-dt / tau_m)) evaluated by Eigen, bitwise,
+// over every magnitude of u and of dt / tau_m, in float and double: the decays only skip the
+// subnormal intermediates of that formula. The floating-point underflow flag shows the skipping
 // itself: the plain formula raises it on units whose u is tiny (a busy input drives a_u far below
-// zero), the decays do not.
+// zero), the decays do not. And flush_nearly_subnormal, which the adjoint applies to its
+// adjoints, entry by entry.
 #include <gtest/gtest.h>
 
 #include <cfenv>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/shared/subnormals.hpp"
 
 namespace {
 
@@ -143,6 +146,46 @@ void no_underflow_for_tiny_u(int min_exponent, int max_exponent) {
 TEST(Decays, NoSubnormalIntermediateForTinyU) {
   no_underflow_for_tiny_u<float>(-126, -20);
   no_underflow_for_tiny_u<double>(-1022, -40);
+}
+
+// Entries below 2^26 times the smallest normal number become +0; the rest keep their bits.
+template <class Scalar>
+void flush_keeps_what_it_should() {
+  using Limits = std::numeric_limits<Scalar>;
+  const Scalar t = egret::kNearlySubnormal<Scalar>;
+  EXPECT_EQ(t, std::ldexp(Limits::min(), 26));
+  const std::vector<Scalar> below = {Limits::denorm_min(),
+                                     -Limits::denorm_min(),
+                                     Limits::min(),
+                                     -Limits::min(),
+                                     t / 2,
+                                     -t * Scalar(0.999),
+                                     -Scalar(0)};
+  const std::vector<Scalar> kept = {Scalar(0),
+                                    t,
+                                    -t,
+                                    t * Scalar(1.5),
+                                    Scalar(1),
+                                    Scalar(-3e-20),
+                                    Limits::max(),
+                                    Limits::infinity(),
+                                    -Limits::infinity(),
+                                    Limits::quiet_NaN()};
+  std::vector<Scalar> all = below;
+  all.insert(all.end(), kept.begin(), kept.end());
+  Array<Scalar> a = Eigen::Map<const Array<Scalar>>(all.data(), all.size());
+  egret::flush_nearly_subnormal(a);
+  for (std::size_t i = 0; i < below.size(); ++i) {
+    EXPECT_EQ(a[i], Scalar(0)) << below[i];
+    EXPECT_FALSE(std::signbit(a[i])) << below[i];
+  }
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    EXPECT_EQ(std::memcmp(&a[below.size() + i], &kept[i], sizeof(Scalar)), 0) << kept[i];
+}
+
+TEST(NearlySubnormal, FlushZeroesOnlyWhatIsBelowTheThreshold) {
+  flush_keeps_what_it_should<float>();
+  flush_keeps_what_it_should<double>();
 }
 
 }  // namespace
