@@ -158,7 +158,7 @@ struct BoxEgruCell : EgruGates<Scalar> {  // gates: models/egru/egru_gates.hpp
   // no subnormal intermediate (detail::DecayExponent). A busy input drives some units' a_u far
   // below zero and their u = sigmoid(a_u) to 1e-20 and less, and every operation whose result is
   // subnormal costs a microcode assist on Intel CPUs (over 100 cycles): the DVXplorer recording's
-  // forward pass spent a third of its time there (docs/speed.md, "Subnormal decays").
+  // forward pass spent over a third of its time there (docs/speed.md, "Subnormal arithmetic").
   template <class U, class Dt, class Tau>
   static auto decays(const U& u, const Dt& dt, const Tau& tau_m) {
     if constexpr (std::is_arithmetic_v<Dt> && std::is_arithmetic_v<Tau>) {
