@@ -43,17 +43,18 @@ struct DecayExponent {
   static constexpr Scalar kBigQ = kTinyX / kTinyU;                 // 2^74 (float)
 
   Scalar operator()(Scalar u, Scalar q) const {
-    const Scalar x = (u < kTinyU && std::abs(q) < kBigQ ? Scalar(0) : u) * q;
-    return std::abs(x) < kTinyX ? Scalar(0) : x;
+    return kZeroTinyX((u < kTinyU && std::abs(q) < kBigQ ? Scalar(0) : u) * q);
   }
   template <class Packet>
   Packet packetOp(const Packet& u, const Packet& q) const {
     namespace ei = Eigen::internal;
     const Packet tiny_u = ei::pand(ei::pcmp_lt(u, ei::pset1<Packet>(kTinyU)),
                                    ei::pcmp_lt(ei::pabs(q), ei::pset1<Packet>(kBigQ)));
-    const Packet x = ei::pmul(ei::pandnot(u, tiny_u), q);
-    return ei::pandnot(x, ei::pcmp_lt(ei::pabs(x), ei::pset1<Packet>(kTinyX)));
+    return kZeroTinyX.packetOp(ei::pmul(ei::pandnot(u, tiny_u), q));
   }
+
+ private:
+  static constexpr ZeroBelowMagnitude<Scalar> kZeroTinyX{kTinyX};
 };
 
 }  // namespace egret::detail
