@@ -4,8 +4,8 @@
 // over every magnitude of u and of dt / tau_m, in float and double: the decays only skip the
 // subnormal intermediates of that formula. The floating-point underflow flag shows the skipping
 // itself: the plain formula raises it on units whose u is tiny (a busy input drives a_u far below
-// zero), the decays do not. And flush_nearly_subnormal, which the adjoint applies to its
-// adjoints, entry by entry.
+// zero), the decays do not. The EGRU gates (EgruGates::gates, clamped exponents) likewise. And
+// flush_nearly_subnormal, which the adjoint applies to its adjoints, entry by entry.
 #include <gtest/gtest.h>
 
 #include <cfenv>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/continuous_egru/box_kernel_cell.hpp"
+#include "models/egru/egru_gates.hpp"
 #include "models/shared/subnormals.hpp"
 
 namespace {
@@ -146,6 +147,84 @@ void no_underflow_for_tiny_u(int min_exponent, int max_exponent) {
 TEST(Decays, NoSubnormalIntermediateForTinyU) {
   no_underflow_for_tiny_u<float>(-126, -20);
   no_underflow_for_tiny_u<double>(-1022, -40);
+}
+
+// Pre-activations over every magnitude: 0, subnormals, every binade up to 2^10 with both signs,
+// the bands where the unclamped exponentials or quotients are subnormal (a_u near +-88, a_z near
+// +-44 in float; +-709 and +-354 in double), NaN and the infinities.
+template <class Scalar>
+std::vector<Scalar> every_magnitude_of_a() {
+  using L = std::numeric_limits<Scalar>;
+  std::vector<Scalar> a = {Scalar(0), L::denorm_min(), L::quiet_NaN(), L::infinity(),
+                           -L::infinity()};
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  for (int e = L::min_exponent - 1; e <= 10; ++e)
+    for (int k = 0; k < 4; ++k) {
+      const auto v = static_cast<Scalar>(std::ldexp(mantissa(rng), e - 1));
+      a.push_back(v), a.push_back(-v);
+    }
+  const double band = sizeof(Scalar) == 4 ? 88.0 : 709.0;
+  for (double x = band - 2; x < band + 2; x += 0.01)
+    for (const double v : {x, -x, x / 2, -x / 2}) a.push_back(static_cast<Scalar>(v));
+  return a;
+}
+
+template <class Scalar>
+void gates_are_the_plain_formula_bitwise() {
+  const std::vector<Scalar> as = every_magnitude_of_a<Scalar>();
+  const auto n = static_cast<Eigen::Index>(as.size());
+  const Array<Scalar> a = Eigen::Map<const Array<Scalar>>(as.data(), n);
+  // a as a_u and as a_z, and reversed, so that every value meets every lane of a packet.
+  for (const Array<Scalar>& a_u : {a, Array<Scalar>(a.reverse())}) {
+    const Array<Scalar> a_z = a.reverse();
+    Array<Scalar> u(n), z(n);
+    egret::EgruGates<Scalar>::gates(a_u, a_z, u, z);
+    const Array<Scalar> plain_u = (Scalar(1) + (-a_u).exp()).inverse();
+    const Array<Scalar> plain_z =
+        Scalar(1) - Scalar(2) * (Scalar(1) + (Scalar(2) * a_z).exp()).inverse();
+    EXPECT_TRUE(bitwise_equal(u, plain_u));
+    EXPECT_TRUE(bitwise_equal(z, plain_z));
+  }
+}
+
+TEST(Gates, EqualThePlainFormulaBitwise) {
+  gates_are_the_plain_formula_bitwise<float>();
+  gates_are_the_plain_formula_bitwise<double>();
+}
+
+// The exponential's subnormal band (a_u just above 87.3, a_z just below -43.7 in float) and z's
+// quotient band (a_z just above 44): the plain formula underflows there, the gates do not. (u's
+// own quotient band, a_u in (-88.7, -87.3), is left: u itself is subnormal there.)
+template <class Scalar>
+void gates_do_not_underflow(double exp_band) {
+  std::vector<Scalar> au, az;
+  for (double x = 0.05; x < 1.0; x += 0.05) {
+    au.push_back(static_cast<Scalar>(exp_band + x)), au.push_back(Scalar(0.3));
+    az.push_back(static_cast<Scalar>(-(exp_band + x) / 2));
+    az.push_back(static_cast<Scalar>((exp_band + 0.8 + x / 2) / 2));
+  }
+  const auto n = static_cast<Eigen::Index>(au.size());
+  const Array<Scalar> a_u = Eigen::Map<const Array<Scalar>>(au.data(), n);
+  const Array<Scalar> a_z = Eigen::Map<const Array<Scalar>>(az.data(), n);
+  std::feclearexcept(FE_ALL_EXCEPT);
+  const Array<Scalar> plain_u = (Scalar(1) + (-a_u).exp()).inverse();
+  const Array<Scalar> plain_z =
+      Scalar(1) - Scalar(2) * (Scalar(1) + (Scalar(2) * a_z).exp()).inverse();
+  barrier(plain_u.data()), barrier(plain_z.data());
+  EXPECT_TRUE(std::fetestexcept(FE_UNDERFLOW)) << "the plain formula underflows";
+  Array<Scalar> u(n), z(n);
+  std::feclearexcept(FE_ALL_EXCEPT);
+  egret::EgruGates<Scalar>::gates(a_u, a_z, u, z);
+  barrier(u.data()), barrier(z.data());
+  EXPECT_FALSE(std::fetestexcept(FE_UNDERFLOW)) << "the gates underflow";
+  EXPECT_TRUE(bitwise_equal(u, plain_u));
+  EXPECT_TRUE(bitwise_equal(z, plain_z));
+}
+
+TEST(Gates, NoSubnormalIntermediateOnBusyInput) {
+  gates_do_not_underflow<float>(87.35);
+  gates_do_not_underflow<double>(708.4);
 }
 
 // Entries below 2^26 times the smallest normal number become +0; the rest keep their bits.

@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <limits>
 
 namespace egret {
 
@@ -34,11 +35,21 @@ struct EgruGates {
 
   // u = sigmoid(a_u), z = tanh(a_z) for all units (a_u, a_z: arrays or array expressions).
   // u, z: arrays or writable segments of arrays (the sparse layer refreshes a gathered few).
+  // The exponents are clamped to [-kFlat, kFlat] where that leaves every result's bits as they
+  // are: below -kFlat, exp(x) is under a quarter ulp of 1 and 1 + exp(x) rounds to 1; above kFlat
+  // (z only), 2 / (1 + exp(x)) is too and z rounds to 1. Unclamped, exponents near -87 (float)
+  // give subnormal exponentials and 1 / (1 + e) near +88 subnormal quotients, each a microcode
+  // assist on Intel CPUs; a busy input drives pre-activations to +-hundreds (docs/speed.md,
+  // "Subnormal arithmetic"). NaN passes through the clamps (Eigen's max/min keep their first
+  // argument's NaN).
   template <class AU, class AZ, class OU, class OZ>
   static void gates(const AU& a_u, const AZ& a_z, OU&& u, OZ&& z) {
-    u = (Scalar(1) + (-a_u).exp()).inverse();
-    z = Scalar(1) - Scalar(2) * (Scalar(1) + (Scalar(2) * a_z).exp()).inverse();
+    u = (Scalar(1) + (-a_u).max(-kFlat).exp()).inverse();
+    z = Scalar(1) -
+        Scalar(2) * (Scalar(1) + (Scalar(2) * a_z).max(-kFlat).min(kFlat).exp()).inverse();
   }
+  // 20 in float, 40 in double: exp(-kFlat) < eps / 8.
+  static constexpr Scalar kFlat = std::numeric_limits<Scalar>::digits > 24 ? 40 : 20;
 };
 
 }  // namespace egret
