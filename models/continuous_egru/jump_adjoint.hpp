@@ -48,7 +48,7 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   void jump_adjoint(const Tape<Scalar>& tape, const TapeStep<Scalar>& st, Scalar* d_value,
                     Scalar* d_aux) override {
     const Params& p = *p_;
-    flush_subnormal_adjoints();
+    flush_nearly_subnormal_adjoints();
     const auto lu = lam_u_.matrix(), lr = lam_r_.matrix(), lz = lam_z_.matrix();
     const TapeItem<Scalar>* items = tape.items_of(st);
     const std::int64_t n_items = tape.n_items(st);
@@ -83,7 +83,7 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   // (models/shared/subnormals.hpp): those below 2^-100 (float; 2^-996 in double) are set to 0
   // first. What that drops from a gradient entry is below 2^-100 |x| per step (x the event's
   // value); docs/adjoint.md, "Nearly subnormal adjoints".
-  void flush_subnormal_adjoints() {
+  void flush_nearly_subnormal_adjoints() {
     for (Array* lam : {&lam_c_, &lam_u_, &lam_r_, &lam_z_}) flush_nearly_subnormal(*lam);
   }
 

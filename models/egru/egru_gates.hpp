@@ -38,10 +38,10 @@ struct EgruGates {
   // The exponents are clamped to [-kFlat, kFlat] where that leaves every result's bits as they
   // are: below -kFlat, exp(x) is under a quarter ulp of 1 and 1 + exp(x) rounds to 1; above kFlat
   // (z only), 2 / (1 + exp(x)) is too and z rounds to 1. Unclamped, exponents near -87 (float)
-  // give subnormal exponentials and 1 / (1 + e) near +88 subnormal quotients, each a microcode
-  // assist on Intel CPUs; a busy input drives pre-activations to +-hundreds (docs/speed.md,
-  // "Subnormal arithmetic"). NaN passes through the clamps (Eigen's max/min keep their first
-  // argument's NaN).
+  // give subnormal exponentials, and z's quotient is subnormal for exponents near +88, each a
+  // microcode assist on Intel CPUs; a busy input drives pre-activations to +-hundreds
+  // (docs/speed.md, "Subnormal arithmetic"). u itself is subnormal for a_u near -88, and stays so.
+  // NaN passes through the clamps (Eigen's max/min keep their first argument's NaN).
   template <class AU, class AZ, class OU, class OZ>
   static void gates(const AU& a_u, const AZ& a_z, OU&& u, OZ&& z) {
     u = (Scalar(1) + (-a_u).max(-kFlat).exp()).inverse();
