@@ -6,6 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake g++ make pkg-config            # toolchain
+  ccache                               # scripts/test.sh: the pip-install test reuses the build
   libeigen3-dev                        # dense linear algebra (Eigen 3.4)
   libtbb-dev                           # parallel batches (oneTBB 2021)
   libboost-dev                         # Boost.Odeint (reference integrator, exp kernel), Math
