@@ -17,7 +17,10 @@ ROOT = pathlib.Path(__file__).parent.resolve()
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
-        build = pathlib.Path(self.build_temp).resolve() / "cmake"
+        # One level below the repository, as build/ is: compiled with the same flags, the two
+        # builds' files then have the same compiler command relative to their folders, and
+        # scripts/test.sh lets ccache serve this build from the release build's objects.
+        build = ROOT / "build-pip"
         build.mkdir(parents=True, exist_ok=True)
         subprocess.check_call([
             "cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",

@@ -43,11 +43,12 @@ fi
 
 # With ccache (scripts/setup.sh installs it) the release build's compiler output is kept in
 # build/.ccache. The `pip install .` test (tests/python/test_pip_install.py) builds the same files
-# with the same flags in build/temp.*/cmake; CCACHE_BASEDIR makes the two builds' paths relative,
-# so it takes seconds instead of about 4 minutes of both cores (the niced sanitizer build gets
-# them). The instrumented builds below run without it: nothing of theirs is shared.
+# with the same flags in build-pip/ (setup.py); CCACHE_BASEDIR makes the paths in the two builds'
+# commands relative to their folders, which sit at the same depth, so the commands are equal and
+# that build takes seconds instead of about 4 minutes of both cores (the niced sanitizer build
+# gets them). The instrumented builds below run without ccache: nothing of theirs is shared.
 if command -v ccache >/dev/null 2>&1; then
-  export CCACHE_DIR="$root/build/.ccache" CCACHE_BASEDIR="$root/build" CCACHE_MAXSIZE=2G
+  export CCACHE_DIR="$root/build/.ccache" CCACHE_BASEDIR="$root" CCACHE_MAXSIZE=2G
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
 
