@@ -68,17 +68,17 @@ enum class Kind { kDenseBox, kSparseBox, kExp };
 template <class Scalar>
 std::unique_ptr<egret::Layer<Scalar>> layer(Kind kind, Index units, Index inputs,
                                             std::uint64_t seed) {
-  using P = egret::ContinuousEgruParams<Scalar>;
-  typename P::RandomInit init;
+  using Params = egret::ContinuousEgruParams<Scalar>;
+  typename Params::RandomInit init;
   init.weight_scale = 1.5;
   init.bias_z = 0.6;
-  auto p = P::random(units, inputs, seed, init);
+  auto p = Params::random(units, inputs, seed, init);
   p.window_input = 6;  // releases two bins later, with that bin's inputs
   p.window_recurrent = 2.5;
   if (kind == Kind::kSparseBox) p.keep_largest_connections(Scalar(0.5), Scalar(0.5));
   p.sparse = kind == Kind::kSparseBox;
   if (kind == Kind::kExp) p.gate_kernel = egret::GateKernel::kExp;
-  return std::make_unique<egret::ContinuousEgruLayer<Scalar>>(std::make_shared<P>(p));
+  return std::make_unique<egret::ContinuousEgruLayer<Scalar>>(std::make_shared<Params>(p));
 }
 
 // Poisson events moved to the end of their 3 ms bin: many inputs share each time.

@@ -114,6 +114,38 @@ TEST(OperationCounts, SugruHandCount) {
   EXPECT_EQ(r.layer.dense.operations_per_step, 3u * (2 * 1 + 2 * 2) + 3 * 2);
 }
 
+// Weight matrices without zeros take WeightPattern's closed form for the open rows (open units
+// times the operands' split) instead of a row-by-row check. D = 2, N = 3, every weight 0.5,
+// biases 0; units 0 and 2 open, unit 1 closed.
+//  tick 1: x = (1, 2): each open row of each gate has 1 AC (the binary 1) and 1 MAC (the graded
+//          2): 2 x 3 ACs, 2 x 3 MACs. h = 0: no recurrent pair, and of the gate products only
+//          (1 - z) n is nonzero: 2 MACs. 3 updates (first tick).
+//  tick 2: no input. The open rows against h = (h0, 0, h2), both graded: 2 x 3 x 2 MACs; r (V_n h),
+//          (1 - z) n and z h are nonzero: 2 x 3 MACs. h0 and h2 change: 2 updates.
+TEST(OperationCounts, SugruFullWeightsHandCount) {
+  const auto r = run(R"({"type": "sugru", "units": 3, "dt": 1, "gate": {"frequencies": 1},
+      "params": {"W_r": [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]],
+                 "W_z": [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]],
+                 "W_n": [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]],
+                 "V_r": [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.5, 0.5, 0.5]],
+                 "V_z": [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.5, 0.5, 0.5]],
+                 "V_n": [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.5, 0.5, 0.5]],
+                 "b_r": 0, "b_z": 0, "b_n": 0, "g_b": [1, -1, 1], "g_alpha": [[0], [0], [0]]}})",
+                     2, {{0.5, 0, 1.0}, {0.5, 1, 2.0}}, 2.0);
+  expect_counts(r, 6 + 12, 2 + 6, 6, 3 + 2);
+}
+
+// The same for the suRNN: tick 1, 2 ACs and 2 MACs (open rows of W); tick 2, 2 x 2 MACs (open
+// rows of V against h0, h2). Updates 3 + 2.
+TEST(OperationCounts, SurnnFullWeightsHandCount) {
+  const auto r = run(R"({"type": "surnn", "units": 3, "dt": 1, "gate": {"frequencies": 1},
+      "params": {"W": [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]],
+                 "V": [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.5, 0.5, 0.5]], "b": 0,
+                 "g_b": [1, -1, 1], "g_alpha": [[0], [0], [0]]}})",
+                     2, {{0.5, 0, 1.0}, {0.5, 1, 2.0}}, 2.0);
+  expect_counts(r, 2 + 4, 0, 2, 3 + 2);
+}
+
 // D = 2, N = 2, unit 0 open, unit 1 closed; theta = 1, alpha = 1/2, b = 0.
 // W = [[1, 0.5], [1, 1]], V = [[0.25, 0], [1, 0]].
 //  tick 1: x = (2, 1). Open row 0: W[0][0] with the graded 2 -> 1 MAC, W[0][1] with the binary

@@ -58,7 +58,7 @@ bool bitwise_equal(const Array<Scalar>& a, const Array<Scalar>& b) {
 
 template <class Scalar>
 void decays_are_the_plain_formula_bitwise() {
-  using Cell = egret::BoxEgruCell<Scalar>;
+  using BoxCell = egret::BoxEgruCell<Scalar>;
   const std::vector<Scalar> us = every_magnitude_of_u<Scalar>();
   const auto n = static_cast<Eigen::Index>(us.size());
   const Array<Scalar> u = Eigen::Map<const Array<Scalar>>(us.data(), n);
@@ -70,16 +70,16 @@ void decays_are_the_plain_formula_bitwise() {
     const Array<Scalar> taus = Array<Scalar>::Constant(n, tau);
     const Array<Scalar> plain = (u * (-dt / tau)).exp();
     const Array<Scalar> plain_per_unit = (u * (-dt / taus)).exp();
-    ASSERT_TRUE(bitwise_equal<Scalar>(Cell::decays(u, dt, tau), plain)) << "q = " << q;
-    ASSERT_TRUE(bitwise_equal<Scalar>(Cell::decays(u, dt, taus), plain_per_unit)) << "q = " << q;
-    Array<Scalar> E(n), c = c0;
-    Cell::decay(u, dt, taus, E);
-    EXPECT_TRUE(bitwise_equal(E, plain_per_unit)) << "q = " << q;
-    Cell::advance(c, u, z, dt, taus);
+    ASSERT_TRUE(bitwise_equal<Scalar>(BoxCell::decays(u, dt, tau), plain)) << "q = " << q;
+    ASSERT_TRUE(bitwise_equal<Scalar>(BoxCell::decays(u, dt, taus), plain_per_unit)) << "q = " << q;
+    Array<Scalar> decay(n), c = c0;
+    BoxCell::decay(u, dt, taus, decay);
+    EXPECT_TRUE(bitwise_equal(decay, plain_per_unit)) << "q = " << q;
+    BoxCell::advance(c, u, z, dt, taus);
     const Array<Scalar> expected = c0 + (z - c0) * (Scalar(1) - plain_per_unit);
     EXPECT_TRUE(bitwise_equal(c, expected)) << "q = " << q;
     c = c0;
-    Cell::advance(c, u, z, dt, tau);
+    BoxCell::advance(c, u, z, dt, tau);
     EXPECT_TRUE(bitwise_equal<Scalar>(c, c0 + (z - c0) * (Scalar(1) - plain))) << "q = " << q;
   }
 }
@@ -128,7 +128,7 @@ Array<Scalar> busy_layer_u(Eigen::Index n, int min_exponent, int max_exponent) {
 
 template <class Scalar>
 void no_underflow_for_tiny_u(int min_exponent, int max_exponent) {
-  using Cell = egret::BoxEgruCell<Scalar>;
+  using BoxCell = egret::BoxEgruCell<Scalar>;
   const Array<Scalar> u = busy_layer_u<Scalar>(256, min_exponent, max_exponent);
   const Array<Scalar> taus = Array<Scalar>::LinSpaced(256, Scalar(10), Scalar(50));
   for (const Scalar dt : {Scalar(0.01), Scalar(0.3), Scalar(5), Scalar(200)}) {
@@ -137,10 +137,10 @@ void no_underflow_for_tiny_u(int min_exponent, int max_exponent) {
     barrier(plain.data());
     EXPECT_TRUE(std::fetestexcept(FE_UNDERFLOW)) << "the plain formula underflows, dt = " << dt;
     std::feclearexcept(FE_ALL_EXCEPT);
-    const Array<Scalar> E = Cell::decays(u, dt, taus);
-    barrier(E.data());
+    const Array<Scalar> decays = BoxCell::decays(u, dt, taus);
+    barrier(decays.data());
     EXPECT_FALSE(std::fetestexcept(FE_UNDERFLOW)) << "the decays underflow, dt = " << dt;
-    EXPECT_TRUE(bitwise_equal(E, plain));
+    EXPECT_TRUE(bitwise_equal(decays, plain));
   }
 }
 

@@ -72,6 +72,24 @@ class WeightPattern {
       if ((*w_)(r, columns[i]) != Scalar(0)) add(ops, values[i], 1);
   }
 
+  // Pairs of the rows rows[0], ..., rows[n - 1] with the listed columns, or with a dense operand
+  // vector (the open units of a selective tick): n times the split for a matrix without zeros.
+  // (Row by row, the counts' read-modify-writes in memory formed one chain through every open
+  // unit: the compiler cannot keep them in registers, since they might alias the row list.)
+  template <class Rows>
+  void count_rows(OperationCounts& ops, const Rows& rows, Index n,
+                  const std::vector<Index>& columns, const std::vector<Scalar>& values,
+                  const OperandSplit& split) const {
+    if (full_) return add_split(ops, split, n);
+    for (Index i = 0; i < n; ++i) count_row(ops, rows[i], columns, values, split);
+  }
+  template <class Rows, class V>
+  void count_rows(OperationCounts& ops, const Rows& rows, Index n, const V& v,
+                  const OperandSplit& split) const {
+    if (full_) return add_split(ops, split, n);
+    for (Index i = 0; i < n; ++i) count_row(ops, rows[i], v, split);
+  }
+
   // Pairs of every row with a dense operand vector v (a matrix-vector product); `split` is
   // OperandSplit::of(v).
   template <class V>
@@ -93,9 +111,10 @@ class WeightPattern {
     if (operand == Scalar(0)) return;
     (is_binary_operand(operand) ? ops.synaptic_acs : ops.synaptic_macs) += pairs;
   }
-  static void add_split(OperationCounts& ops, const OperandSplit& split) {
-    ops.synaptic_acs += split.binary;
-    ops.synaptic_macs += split.graded;
+  static void add_split(OperationCounts& ops, const OperandSplit& split, Index times = 1) {
+    const auto n = static_cast<std::uint64_t>(times);
+    ops.synaptic_acs += n * split.binary;
+    ops.synaptic_macs += n * split.graded;
   }
 
   const Matrix<Scalar>* w_ = nullptr;

@@ -138,12 +138,11 @@ class SuSnnCell {
     const OperandSplit inputs = OperandSplit::of(x.values, x.size());
     ones_.assign(spiking_.size(), Scalar(1));
     const OperandSplit spikes{static_cast<std::uint64_t>(spiking_.size()), 0};
-    if (x.held) W_pattern_.count_columns(ops, x.channels, x.values);
-    for (Index i = 0; i < open_.size(); ++i) {
-      const Index m = open_[i];
-      if (!x.held) W_pattern_.count_row(ops, m, x.channels, x.values, inputs);
-      V_pattern_.count_row(ops, m, spiking_, ones_, spikes);
-    }
+    if (x.held)
+      W_pattern_.count_columns(ops, x.channels, x.values);
+    else
+      W_pattern_.count_rows(ops, open_, open_.size(), x.channels, x.values, inputs);
+    V_pattern_.count_rows(ops, open_, open_.size(), spiking_, ones_, spikes);
   }
 
   std::shared_ptr<const Params> p_;

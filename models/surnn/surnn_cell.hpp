@@ -135,12 +135,11 @@ class SurnnCell {
   void count_operations(const TickInput<Scalar>& x, OperationCounts& ops) const {
     const OperandSplit inputs = OperandSplit::of(x.values, x.size());
     const OperandSplit state = OperandSplit::of(h_, static_cast<std::size_t>(h_.size()));
-    if (x.held) W_pattern_.count_columns(ops, x.channels, x.values);
-    for (Index i = 0; i < open_.size(); ++i) {
-      const Index m = open_[i];
-      if (!x.held) W_pattern_.count_row(ops, m, x.channels, x.values, inputs);
-      V_pattern_.count_row(ops, m, h_, state);
-    }
+    if (x.held)
+      W_pattern_.count_columns(ops, x.channels, x.values);
+    else
+      W_pattern_.count_rows(ops, open_, open_.size(), x.channels, x.values, inputs);
+    V_pattern_.count_rows(ops, open_, open_.size(), h_, state);
   }
 
   std::shared_ptr<const Params> p_;
