@@ -59,22 +59,49 @@ void calibrate_gate(P& p, double target, Index ticks) {
   p.gate.b.setConstant(static_cast<Scalar>(0.5 * (lo + hi)));
 }
 
-// Seconds per step of the cell over the inputs; `every_unit` computes closed units too.
+// Seconds per step of the cell over the inputs; `every_unit` computes closed units too. The
+// sequence runs once untimed first: the paths and the dense GRU take turns, and each would
+// otherwise start with its weights evicted by the one before (at N = 256 both the layer's and
+// the GRU's weights are 1.5 MB, this machine's L2 2 MB), a cost of the interleaving, not of a
+// step.
 double time_cell(const std::shared_ptr<const P>& p, const std::vector<egret::TickInput<Scalar>>& xs,
                  bool every_unit, Scalar& checksum) {
   egret::SugruCell<Scalar> cell(p);
-  cell.reset();
   std::vector<egret::Emission<Scalar>> emitted;
   emitted.reserve(static_cast<std::size_t>(p->units()));
   egret::OperationCounts counts;
+  auto run = [&] {
+    cell.reset();
+    for (const auto& x : xs) {
+      emitted.clear();
+      egret::TickOutput<Scalar> out(emitted, every_unit, counts, false);
+      cell.step(x, out);
+    }
+  };
+  run();  // warm-up
   const auto t0 = std::chrono::steady_clock::now();
-  for (const auto& x : xs) {
-    emitted.clear();
-    egret::TickOutput<Scalar> out(emitted, every_unit, counts, false);
-    cell.step(x, out);
-  }
+  run();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const auto& e : emitted) checksum += e.value;
+  return s / static_cast<double>(xs.size());
+}
+
+// Seconds per step of a dense GRU over the inputs, after the same untimed warm-up.
+double time_dense_gru(Index n, Index d, const std::vector<egret::TickInput<Scalar>>& xs,
+                      Scalar& checksum) {
+  egret::bench::DenseGru<Scalar> gru(n, d, 1);
+  egret::Vector<Scalar> x(d);
+  auto run = [&] {
+    for (const auto& in : xs) {
+      for (Index c = 0; c < d; ++c) x[c] = in.values[static_cast<std::size_t>(c)];
+      gru.step(x);
+    }
+  };
+  run();  // warm-up
+  const auto t0 = std::chrono::steady_clock::now();
+  run();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  checksum += gru.state().sum();
   return s / static_cast<double>(xs.size());
 }
 
@@ -87,7 +114,8 @@ int main(int argc, char** argv) {
   const double target_open = 0.15;
   std::printf(
       "stepwise suGRU (open units only) vs the same layer computing every unit vs a dense "
-      "GRU (Eigen), float, one thread, input on every channel, %lld ticks, best of %d\n",
+      "GRU (Eigen), float, one thread, input on every channel, %lld ticks (after an untimed run), "
+      "best of %d\n",
       static_cast<long long>(ticks), reps);
   std::printf("%6s %6s %8s %14s %14s %14s %9s %9s\n", "N", "D", "closed", "suGRU us/step",
               "every unit", "dense GRU", "vs every", "vs GRU");
@@ -105,17 +133,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < reps; ++r) {
       sparse = std::min(sparse, time_cell(p, xs, false, checksum));
       every = std::min(every, time_cell(p, xs, true, checksum));
-      egret::bench::DenseGru<Scalar> gru(n, d, 1);
-      egret::Vector<Scalar> x(d);
-      const auto t0 = std::chrono::steady_clock::now();
-      for (const auto& in : xs) {
-        for (Index c = 0; c < d; ++c) x[c] = in.values[static_cast<std::size_t>(c)];
-        gru.step(x);
-      }
-      dense = std::min(
-          dense, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-                     static_cast<double>(ticks));
-      checksum += gru.state().sum();
+      dense = std::min(dense, time_dense_gru(n, d, xs, checksum));
     }
     std::printf("%6lld %6lld %7.1f%% %14.1f %14.1f %14.1f %8.1fx %8.1fx\n",
                 static_cast<long long>(n), static_cast<long long>(d),
