@@ -3,6 +3,7 @@
 // depend on its position in the array (whole packet or padded tail).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -11,6 +12,7 @@
 
 #include "models/rhythmic_gate/open_units.hpp"
 #include "models/shared/gate_functions.hpp"
+#include "models/shared/interleaved_rows.hpp"
 #include "models/shared/row_dots.hpp"
 
 namespace {
@@ -156,6 +158,36 @@ TEST(RowDots, ThreeRowsAgainstALongDoubleSum) {
   check_three_row_dots<double>(false);
   check_three_row_dots<float>(true);
   check_three_row_dots<double>(true);
+}
+
+// The tiled row-major copy: row G m + g is row m of gate g, element for element, for shapes
+// around the 16 x 16 tile (whole tiles, partial ones, a single row or column, none).
+TEST(InterleavedRows, EveryElementInItsPlace) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  const std::pair<Eigen::Index, Eigen::Index> shapes[] = {{0, 5},  {5, 0},   {1, 1},   {1, 40},
+                                                          {40, 1}, {16, 16}, {17, 33}, {64, 48}};
+  for (const auto& [rows, cols] : shapes) {
+    std::array<egret::Matrix<float>, 3> m;
+    for (auto& g : m) {
+      g.resize(rows, cols);
+      for (Eigen::Index i = 0; i < g.size(); ++i) g.data()[i] = value(rng);
+    }
+    const auto three = egret::interleaved_rows<float, 3>({&m[0], &m[1], &m[2]});
+    const auto one = egret::interleaved_rows<float, 1>({&m[1]});
+    ASSERT_EQ(three.rows(), 3 * rows);
+    ASSERT_EQ(three.cols(), cols);
+    ASSERT_EQ(one.rows(), rows);
+    for (Eigen::Index r = 0; r < rows; ++r)
+      for (Eigen::Index c = 0; c < cols; ++c) {
+        for (Eigen::Index g = 0; g < 3; ++g)
+          ASSERT_EQ(three(3 * r + g, c), m[static_cast<std::size_t>(g)](r, c))
+              << rows << "x" << cols;
+        ASSERT_EQ(one(r, c), m[1](r, c));
+      }
+  }
+  egret::Matrix<float> a(2, 3), b(3, 2);
+  EXPECT_THROW((egret::interleaved_rows<float, 2>({&a, &b})), std::logic_error);
 }
 
 // The open units of a tick: exactly those with a > 0, in order; 0, -0 and NaN are closed; none

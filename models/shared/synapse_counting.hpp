@@ -48,9 +48,13 @@ class WeightPattern {
   explicit WeightPattern(const Matrix<Scalar>& weights) : w_(&weights) {
     column_.assign(static_cast<std::size_t>(weights.cols()), 0);
     std::uint64_t total = 0;
-    for (Index c = 0; c < weights.cols(); ++c)
-      for (Index r = 0; r < weights.rows(); ++r)
-        if (weights(r, c) != Scalar(0)) ++column_[static_cast<std::size_t>(c)], ++total;
+    for (Index c = 0; c < weights.cols(); ++c) {
+      // Counted in a local (the loop vectorises), not by incrementing column_[c] in memory.
+      std::uint64_t nonzero = 0;
+      for (Index r = 0; r < weights.rows(); ++r) nonzero += weights(r, c) != Scalar(0) ? 1 : 0;
+      column_[static_cast<std::size_t>(c)] = nonzero;
+      total += nonzero;
+    }
     full_ = total ==
             static_cast<std::uint64_t>(weights.rows()) * static_cast<std::uint64_t>(weights.cols());
   }

@@ -18,6 +18,7 @@
 
 #include "models/rhythmic_gate/open_units.hpp"
 #include "models/shared/gate_functions.hpp"
+#include "models/shared/interleaved_rows.hpp"
 #include "models/shared/row_dots.hpp"
 #include "models/shared/synapse_counting.hpp"
 #include "models/sugru/sugru_adjoint.hpp"
@@ -49,8 +50,8 @@ class SugruCell {
     for (auto& v : open_pre_) v.resize(n);
     for (auto& v : open_gates_) v.resize(n);
     open_.resize(n);
-    W_rows_ = interleaved(p_->W_r, p_->W_z, p_->W_n);
-    V_rows_ = interleaved(p_->V_r, p_->V_z, p_->V_n);
+    W_rows_ = interleaved_rows<Scalar, 3>({&p_->W_r, &p_->W_z, &p_->W_n});
+    V_rows_ = interleaved_rows<Scalar, 3>({&p_->V_r, &p_->V_z, &p_->V_n});
   }
 
   void reset() {
@@ -115,17 +116,6 @@ class SugruCell {
   }
 
  private:
-  static RowMajorMatrix<Scalar> interleaved(const Matrix<Scalar>& r, const Matrix<Scalar>& z,
-                                            const Matrix<Scalar>& n) {
-    RowMajorMatrix<Scalar> out(3 * r.rows(), r.cols());
-    for (Index m = 0; m < r.rows(); ++m) {
-      out.row(3 * m) = r.row(m);
-      out.row(3 * m + 1) = z.row(m);
-      out.row(3 * m + 2) = n.row(m);
-    }
-    return out;
-  }
-
   // The synaptic pairs of the open-units schedule (docs/metrics.md), with or without a tape: the
   // open rows of V_X against h_{k-1} and of W_X against impulse inputs; held inputs' changes
   // update the running W_X x_k of every row.

@@ -16,6 +16,7 @@
 
 #include "models/rhythmic_gate/open_units.hpp"
 #include "models/shared/gate_functions.hpp"
+#include "models/shared/interleaved_rows.hpp"
 #include "models/shared/synapse_counting.hpp"
 #include "models/surnn/surnn_adjoint.hpp"
 #include "models/surnn/surnn_params.hpp"
@@ -42,8 +43,8 @@ class SurnnCell {
     f_.resize(n);
     open_.resize(n);
     open_pre_.resize(n);
-    V_rows_ = p_->V;
-    W_rows_ = p_->W;
+    V_rows_ = interleaved_rows<Scalar, 1>({&p_->V});
+    W_rows_ = interleaved_rows<Scalar, 1>({&p_->W});
   }
 
   void reset() {
