@@ -59,6 +59,15 @@ void calibrate_gate(P& p, double target, Index ticks) {
   p.gate.b.setConstant(static_cast<Scalar>(0.5 * (lo + hi)));
 }
 
+// Seconds that run() takes the second time it is called: the first, untimed, is a warm-up.
+template <class Run>
+double seconds_after_warm_up(Run&& run) {
+  run();
+  const auto t0 = std::chrono::steady_clock::now();
+  run();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Seconds per step of the cell over the inputs; `every_unit` computes closed units too. The
 // sequence runs once untimed first: the paths and the dense GRU take turns, and each would
 // otherwise start with its weights evicted by the one before (at N = 256 both the layer's and
@@ -78,10 +87,7 @@ double time_cell(const std::shared_ptr<const P>& p, const std::vector<egret::Tic
       cell.step(x, out);
     }
   };
-  run();  // warm-up
-  const auto t0 = std::chrono::steady_clock::now();
-  run();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double s = seconds_after_warm_up(run);
   for (const auto& e : emitted) checksum += e.value;
   return s / static_cast<double>(xs.size());
 }
@@ -97,10 +103,7 @@ double time_dense_gru(Index n, Index d, const std::vector<egret::TickInput<Scala
       gru.step(x);
     }
   };
-  run();  // warm-up
-  const auto t0 = std::chrono::steady_clock::now();
-  run();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double s = seconds_after_warm_up(run);
   checksum += gru.state().sum();
   return s / static_cast<double>(xs.size());
 }

@@ -76,28 +76,29 @@ class WeightPattern {
       if ((*w_)(r, columns[i]) != Scalar(0)) add(ops, values[i], 1);
   }
 
-  // Pairs of the rows rows[0], ..., rows[n - 1] with the listed columns, or with a dense operand
-  // vector (the open units of a selective tick): n times the split for a matrix without zeros.
-  // (Row by row, the counts' read-modify-writes in memory formed one chain through every open
-  // unit: the compiler cannot keep them in registers, since they might alias the row list.)
+  // Pairs of the rows rows[0], ..., rows[rows.size() - 1] with the listed columns, or with a
+  // dense operand vector (the open units of a selective tick): that many times the split for a
+  // matrix without zeros. (Row by row, the counts' read-modify-writes in memory formed one chain
+  // through every row: the compiler cannot keep them in registers, since they might alias the
+  // row list.)
   template <class Rows>
-  void count_rows(OperationCounts& ops, const Rows& rows, Index n,
-                  const std::vector<Index>& columns, const std::vector<Scalar>& values,
-                  const OperandSplit& split) const {
-    if (full_) return add_split(ops, split, n);
-    for (Index i = 0; i < n; ++i) count_row(ops, rows[i], columns, values, split);
+  void count_rows(OperationCounts& ops, const Rows& rows, const std::vector<Index>& columns,
+                  const std::vector<Scalar>& values, const OperandSplit& split) const {
+    if (full_) return add_split(ops, split, rows.size());
+    for (Index i = 0; i < rows.size(); ++i) count_row(ops, rows[i], columns, values, split);
   }
   template <class Rows, class V>
-  void count_rows(OperationCounts& ops, const Rows& rows, Index n, const V& v,
+  void count_rows(OperationCounts& ops, const Rows& rows, const V& v,
                   const OperandSplit& split) const {
-    if (full_) return add_split(ops, split, n);
-    for (Index i = 0; i < n; ++i) count_row(ops, rows[i], v, split);
+    if (full_) return add_split(ops, split, rows.size());
+    for (Index i = 0; i < rows.size(); ++i) count_row(ops, rows[i], v, split);
   }
 
   // Pairs of every row with a dense operand vector v (a matrix-vector product); `split` is
   // OperandSplit::of(v).
   template <class V>
   void count_all_rows(OperationCounts& ops, const V& v, const OperandSplit& split) const {
+    if (full_) return add_split(ops, split, static_cast<Index>(rows()));
     for (Index r = 0; r < static_cast<Index>(rows()); ++r) count_row(ops, r, v, split);
   }
   std::uint64_t rows() const { return w_ ? static_cast<std::uint64_t>(w_->rows()) : 0; }

@@ -141,8 +141,8 @@ class SuSnnCell {
     if (x.held)
       W_pattern_.count_columns(ops, x.channels, x.values);
     else
-      W_pattern_.count_rows(ops, open_, open_.size(), x.channels, x.values, inputs);
-    V_pattern_.count_rows(ops, open_, open_.size(), spiking_, ones_, spikes);
+      W_pattern_.count_rows(ops, open_, x.channels, x.values, inputs);
+    V_pattern_.count_rows(ops, open_, spiking_, ones_, spikes);
   }
 
   std::shared_ptr<const Params> p_;

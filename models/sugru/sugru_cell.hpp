@@ -126,9 +126,9 @@ class SugruCell {
       if (x.held)
         W.count_columns(ops, x.channels, x.values);
       else
-        W.count_rows(ops, open_, open_.size(), x.channels, x.values, inputs);
+        W.count_rows(ops, open_, x.channels, x.values, inputs);
     }
-    for (const auto& V : V_patterns_) V.count_rows(ops, open_, open_.size(), h_, state);
+    for (const auto& V : V_patterns_) V.count_rows(ops, open_, h_, state);
   }
 
   // An open unit's r (V_n h), (1 - z) n and z h_{k-1}, as NeuroBench counts a GRU cell's.

@@ -139,8 +139,8 @@ class SurnnCell {
     if (x.held)
       W_pattern_.count_columns(ops, x.channels, x.values);
     else
-      W_pattern_.count_rows(ops, open_, open_.size(), x.channels, x.values, inputs);
-    V_pattern_.count_rows(ops, open_, open_.size(), h_, state);
+      W_pattern_.count_rows(ops, open_, x.channels, x.values, inputs);
+    V_pattern_.count_rows(ops, open_, h_, state);
   }
 
   std::shared_ptr<const Params> p_;
