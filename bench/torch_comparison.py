@@ -1,27 +1,22 @@
 """What the benchmarks against torch share: the BLAS torch will load (Debian's torch uses the
 reference BLAS unless libopenblas0-pthread is installed) and the best of repeated timings."""
 import os
-import sys
 import time
-
-_warned = False
+import warnings
 
 
 def blas_name():
-    """The BLAS library torch loads. On the reference BLAS a warning goes to stderr (once): a
+    """The BLAS library torch loads. On the reference BLAS a warning (shown once by the warnings module): a
     fresh Debian machine has it, and there torch's dense GRU is several times slower than with
     OpenBLAS, which would make every ratio against torch look better than it is."""
-    global _warned
     for lib in ("libblas.so.3", "libopenblas.so.0"):
         path = f"/usr/lib/x86_64-linux-gnu/{lib}"
         if os.path.exists(path):
             real = os.path.realpath(path)
-            if "openblas" not in real and not _warned:
-                _warned = True
-                print(f"warning: torch uses the reference BLAS ({real}); the ratios against "
-                      "torch will flatter egret. Install libopenblas0-pthread "
-                      "(apt-get install libopenblas0-pthread) for the figures in docs/speed.md.",
-                      file=sys.stderr)
+            if "openblas" not in real:
+                warnings.warn(f"torch uses the reference BLAS ({real}); the ratios against "
+                              "torch will flatter egret. Install libopenblas0-pthread "
+                              "(apt-get install libopenblas0-pthread) for the figures in docs/speed.md.")
             return real
     return "unknown"
 
