@@ -64,6 +64,16 @@ std::string cell_family_names() {
   return joined(names, " and ");
 }
 
+// The registered families whose layers export as NIR's `neuron` nodes (sim/cell_family.hpp's
+// NirDescription), as "<type> layers [whose ...]".
+std::string nir_family_layers(NirDescription::Neuron neuron) {
+  std::vector<std::string> layers;
+  for (const CellFamily& f : cell_families())
+    if (f.nir.neuron == neuron)
+      layers.push_back(f.type + " layers" + (f.nir.maps_when.empty() ? "" : " " + f.nir.maps_when));
+  return joined(layers, " and ");
+}
+
 std::string gesture_epochs(bool full) {
   GestureModelSizes sizes;
   sizes.full = full;
@@ -374,11 +384,14 @@ CommandHelp export_nir_help() {
       "  egret export-nir NET.json|CKPT.h5 OUT.nir [--extension]\n",
       "Write a network as a NIR graph (the Neuromorphic Intermediate Representation, HDF5): a "
       "configuration (its seeded initial values and \"params\") or a checkpoint's trained "
-      "network. lif layers, and su_snn layers whose gates never close, become LI + Threshold "
-      "with the soft reset as a recurrent Scale; cuba_lif and cuba_li become CubaLIF, LIF, IF, "
-      "CubaLI, LI or I; the readout an LI (the output trace) and an Affine. A family NIR cannot "
-      "express exactly is refused, naming what NIR lacks; nothing is approximated "
-      "(docs/nir.md).",
+      "network. " +
+          nir_family_layers(NirDescription::Neuron::kLif) +
+          " become LI + Threshold with the soft reset as a recurrent Scale; " +
+          nir_family_layers(NirDescription::Neuron::kCuba) +
+          " become CubaLIF, LIF, IF, CubaLI, LI or I; the readout an LI (the output trace) and "
+          "an Affine. A family NIR cannot "
+          "express exactly is refused, naming what NIR lacks; nothing is approximated "
+          "(docs/nir.md).",
       {
           {"--extension", "",
            "write the layers NIR cannot express as egret extension nodes (type egret.<family>, "

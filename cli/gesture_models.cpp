@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "cli/builtin_layers.hpp"
 #include "events/random.hpp"
 
 namespace egret::cli {
@@ -57,31 +58,30 @@ GestureModel frame_model(const std::string& name, const std::string& title,
   return m;
 }
 
+// One of a frame model's layers: a built-in configuration (examples/networks/) with its units.
+nlohmann::json frame_layer(const char* layer_json, const GestureModelSizes& sizes) {
+  nlohmann::json layer = nlohmann::json::parse(layer_json);
+  layer["units"] = sizes.frame_units;
+  return layer;
+}
+
+// The paper's layers start near its 5 % activity on binary frames (2.7 and 1.9 events per unit
+// per second at 25 ms ticks on the default set, with the built-in layer's threshold 0.3 and
+// bias_z 0.2; bias_z -0.2 leaves them silent).
 GestureModel paper_model(const GestureModelSizes& sizes) {
-  const nlohmann::json layer = {{"type", "discrete_egru"},
-                                {"units", sizes.frame_units},
-                                {"dt", 25},
-                                {"tau_o", 250},
-                                // Both layers start near the paper's 5 % activity on binary
-                                // frames (2.7 and 1.9 events per unit per second at 25 ms
-                                // ticks on the default set; bias_z -0.2 leaves them silent).
-                                {"threshold", 0.3},
-                                {"init", {{"bias_z", 0.2}, {"bias_spread", 0.2}}}};
-  GestureModel m =
-      frame_model("paper", "2x discrete EGRU, 25 ms frames (EGRU paper)", layer, sizes);
+  GestureModel m = frame_model("paper", "2x discrete EGRU, 25 ms frames (EGRU paper)",
+                               frame_layer(builtin::kDvsGesturePaperLayer, sizes), sizes);
   // Eq. S54: w_v = 0.05 on the state, w_reg = 0.01 towards 5 % activity (2 Hz at 25 ms ticks).
   m.state.weight = 0.05;
   m.activity = {0.01, 2.0};
   return m;
 }
 
-// A GRU in the same engine: suGRU units whose rhythmic gate is held open update every tick.
+// A GRU in the same engine: units whose every gate is held open update every tick (the built-in
+// layer, examples/networks/dvs_gesture_dense_gru_layer.json).
 GestureModel dense_gru_model(const GestureModelSizes& sizes) {
-  const nlohmann::json layer = {{"type", "sugru"},
-                                {"units", sizes.frame_units},
-                                {"dt", 25},
-                                {"gate", {{"bias", 10.0}, {"amplitude", 0.0}}}};
-  return frame_model("dense_gru", "2x dense GRU, 25 ms frames", layer, sizes);
+  return frame_model("dense_gru", "2x dense GRU, 25 ms frames",
+                     frame_layer(builtin::kDvsGestureDenseGruLayer, sizes), sizes);
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 //   egret      the continuous-time EGRU with exact gradients on the events (5 ms bins, no frames)
 //   paper      the EGRU paper's pipeline (Sec. 4.2, Suppl. D.1): 25 ms frames, 32x32 max-pool,
 //              10 ms denoise filter, two discrete EGRU layers, the regularisers of Eq. S54
-//   dense_gru  a dense GRU in the same engine on the paper's frames: two layers of suGRU units
-//              with the rhythmic gate held open (every unit updates every tick)
+//   dense_gru  a dense GRU in the same engine on the paper's frames: two layers whose units
+//              update every tick
+// Their layers are configuration files in examples/networks/, built in (cli/builtin_layers.hpp).
 // Every model sees the same augmentation (a fresh random rotation, zoom and shift of every
 // training gesture each epoch) and the same held-out users.
 #pragma once

@@ -113,6 +113,9 @@ struct NirDescription {
   // A family that maps only for some parameter values: empty when the layer's parameters (by
   // name) do, otherwise what NIR lacks for them.
   std::string (*lacks_for)(const std::map<std::string, Eigen::MatrixXd>& params) = nullptr;
+  // With lacks_for: the parameter values that map, in words ("whose gates never close"), for
+  // the help text of `egret export-nir`.
+  std::string maps_when;
 };
 
 struct CellFamily {

@@ -57,6 +57,7 @@ CellFamily su_snn_family() {
   f.nir.neuron = NirDescription::Neuron::kLif;  // when its gates never close
   f.nir.spikes = true;
   f.nir.lacks_for = &su_snn_nir_lacks;
+  f.nir.maps_when = "whose gates never close";
   return f;
 }
 
