@@ -510,3 +510,17 @@ def test_the_help_examples_run(egret_bin, tmp_path):
     assert (tmp_path / "estimate.json").stat().st_size > 0
     assert (tmp_path / "out" / "delay_copy" / "checkpoint.h5").stat().st_size > 0
     assert (tmp_path / "lif_imported.json").stat().st_size > 0
+
+
+def test_export_nir_help_names_the_families_each_nir_neuron_takes(egret_bin):
+    """The help's list comes from the family registry (NirDescription); it matches docs/nir.md's
+    mapping table: lif and su_snn (whose gates never close) as LIF, cuba_lif and cuba_li as
+    NIR's CubaLIF family of nodes."""
+    usage, _, _ = command_help(egret_bin, "export-nir")
+    text = " ".join(usage.split())
+    assert ("lif layers and su_snn layers whose gates never close become LI + Threshold with "
+            "the soft reset as a recurrent Scale;") in text, text
+    assert "cuba_lif layers and cuba_li layers become CubaLIF, LIF, IF, CubaLI, LI or I;" in text
+    table = (ROOT / "docs" / "nir.md").read_text()
+    for row in ("| `su_snn` whose gates never close", "| `cuba_lif`", "| `cuba_li`", "| `lif`"):
+        assert row in table, row
