@@ -16,9 +16,12 @@ second (input events and internal events the engine processed). --precision floa
 runs egret in float and torch in float32; double runs both in float64. torch's BLAS is printed:
 Debian's torch uses the reference BLAS unless libopenblas0-pthread is installed.
 
+--unnetted also times egret with "simulation": {"net_input_windows": false} (every input and
+release one by one, as before 2026-12-03; docs/adjoint.md §5), in the same loop.
+
 usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_continuous_vs_torch_gru.py
        [--threads 1 2] [--samples 44] [--checkpoint out/dvs_gesture/checkpoint.h5]
-       [--precision float|double] [--steps 1 5]
+       [--precision float|double] [--steps 1 5] [--unnetted]
 (run `bash scripts/run.sh` first: it writes the data set and the checkpoint)
 """
 import argparse
@@ -27,7 +30,7 @@ import numpy as np
 import torch
 
 import egret
-from torch_comparison import best_of, blas_name
+from torch_comparison import best_of, blas_name, unnetted_copy
 
 BIN_US, WINDOW_US, POOLING = 5000, 1500000, 0.25
 # The main job's default synthetic set (run `build/egret` once to make it).
@@ -65,8 +68,11 @@ def main():
     ap.add_argument("--precision", choices=["float", "double"], default="float")
     ap.add_argument("--steps", type=float, nargs="+", default=[1.0, 5.0],
                     help="torch's step(s) in ms (5: the input bin)")
+    ap.add_argument("--unnetted", action="store_true",
+                    help="also time egret without netting inputs with releases")
     a = ap.parse_args()
     net = egret.Network.load_checkpoint(a.checkpoint, precision=a.precision)
+    unnetted = unnetted_copy(net) if a.unnetted else None
     dtype = torch.float32 if a.precision == "float" else torch.float64
     data = held_out_samples(a.samples)
     samples = [d[0] for d in data]
@@ -92,6 +98,11 @@ def main():
         sec["egret forward"] = best_of(a.reps, lambda: net.simulate_batch(samples, threads=threads))
         sec["egret forward+backward"] = best_of(
             a.reps, lambda: net.loss_and_gradient(samples, threads=threads))
+        if unnetted is not None:
+            sec["egret forward, un-netted"] = best_of(
+                a.reps, lambda: unnetted.simulate_batch(samples, threads=threads))
+            sec["egret forward+backward, un-netted"] = best_of(
+                a.reps, lambda: unnetted.loss_and_gradient(samples, threads=threads))
         for s in a.steps:
             batch = torch.stack(xs[s], dim=1)  # (steps, samples, 2048)
 

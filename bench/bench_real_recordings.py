@@ -16,9 +16,12 @@ Per recording, 1 thread for both, milliseconds per sample:
 torch's BLAS is printed (Debian's torch uses the reference BLAS unless libopenblas0-pthread is
 installed).
 
+--unnetted also times egret with "simulation": {"net_input_windows": false} (every input and
+release one by one, as before 2026-12-03; docs/adjoint.md §5) in the same process, alternating.
+
 usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_real_recordings.py
        [--data ../shared/data] [--checkpoint out/dvs_gesture/checkpoint.h5] [--reps 3]
-       [--precision float|double]
+       [--precision float|double] [--unnetted]
 (run `bash scripts/run.sh` first: it writes the checkpoint)
 """
 import argparse
@@ -30,7 +33,7 @@ import torch
 
 import egret
 from bench_continuous_vs_torch_gru import dense_input
-from torch_comparison import best_of, blas_name
+from torch_comparison import best_of, blas_name, unnetted_copy
 
 BIN_US, WINDOW_US, SIDE = 5000, 1500000, 32
 RECORDINGS = [
@@ -86,9 +89,12 @@ def main():
     ap.add_argument("--checkpoint", default="out/dvs_gesture/checkpoint.h5")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--precision", choices=["float", "double"], default="float")
+    ap.add_argument("--unnetted", action="store_true",
+                    help="also time egret without netting inputs with releases")
     a = ap.parse_args()
     torch.set_num_threads(1)
     net = egret.Network.load_checkpoint(a.checkpoint, precision=a.precision)
+    unnetted = unnetted_copy(net) if a.unnetted else None
     channels, units = net.input_channels, net.units[0]
     dtype = torch.float32 if a.precision == "float" else torch.float64
     gru = torch.nn.GRU(channels, units, dtype=dtype)
@@ -107,6 +113,13 @@ def main():
         engine = net.simulate_batch([sample], threads=1)[0]["events_processed"]
         fwd = best_of(a.reps, lambda: net.simulate_batch([sample], threads=1))
         fb = best_of(a.reps, lambda: net.loss_and_gradient([sample, sample], threads=1)) / 2
+        if unnetted is not None:
+            fwd_u = best_of(a.reps, lambda: unnetted.simulate_batch([sample], threads=1))
+            fb_u = best_of(a.reps,
+                           lambda: unnetted.loss_and_gradient([sample, sample], threads=1)) / 2
+            fwd = min(fwd, best_of(a.reps, lambda: net.simulate_batch([sample], threads=1)))
+            fb = min(fb, best_of(a.reps,
+                                 lambda: net.loss_and_gradient([sample, sample], threads=1)) / 2)
         cells = []
         for step in (1.0, 5.0):
             x = dense_input(t, ch, val, step, end_ms, channels, dtype)
@@ -118,6 +131,12 @@ def main():
               f"{1e3 * cells[1][0]:>7.1f} ({cells[1][0] / fwd:>4.1f}x) | {1e3 * fb:>9.1f} "
               f"{1e3 * cells[0][1]:>7.1f} ({cells[0][1] / fb:>4.1f}x) "
               f"{1e3 * cells[1][1]:>7.1f} ({cells[1][1] / fb:>4.1f}x)")
+        if unnetted is not None:
+            print(f"{'  un-netted (before 2026-12-03)':<32} {'':>10} {'':>6} {'':>8} {'':>7} "
+                  f"{'':>9} | {1e3 * fwd_u:>6.1f} {'':>14} "
+                  f"{1e3 * cells[1][0]:>7.1f} ({cells[1][0] / fwd_u:>4.1f}x) | "
+                  f"{1e3 * fb_u:>9.1f} {'':>14} "
+                  f"{1e3 * cells[1][1]:>7.1f} ({cells[1][1] / fb_u:>4.1f}x)")
 
 
 if __name__ == "__main__":

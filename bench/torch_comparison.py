@@ -1,5 +1,7 @@
 """What the benchmarks against torch share: the BLAS torch will load (Debian's torch uses the
-reference BLAS unless libopenblas0-pthread is installed) and the best of repeated timings."""
+reference BLAS unless libopenblas0-pthread is installed), the best of repeated timings, and the
+un-netted copy of a network."""
+import json
 import os
 import time
 import warnings
@@ -29,3 +31,14 @@ def best_of(reps, f):
         f()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def unnetted_copy(net):
+    """The same network with "simulation": {"net_input_windows": false}: every input and release
+    one by one, as before 2026-12-03 (docs/adjoint.md §5, "Netted input windows")."""
+    import egret
+    cfg = json.loads(net.config)
+    cfg.setdefault("simulation", {})["net_input_windows"] = False
+    copy = egret.Network(cfg, precision=net.precision)
+    copy.set_parameters(net.parameters())
+    return copy

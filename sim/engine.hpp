@@ -120,6 +120,10 @@ class EventLoop {
     schedule_readouts(options_, layers_ - 1, queue_, result_);
     merge_inputs_ = tape_ && options_.tape_merge_simultaneous_inputs &&
                     net_.layer(0).tape_merges_simultaneous_inputs();
+    const Scalar window =
+        options_.net_input_windows ? net_.layer(0).netted_input_window() : Scalar(0);
+    nets_windows_ = window > 0 && std::isfinite(window) && (!tape_ || merge_inputs_);
+    if (nets_windows_) net_input_windows(input_, window, options_.end_time, changes_);
   }
 
   // A clocked layer ticks at k dt up to end_time: when that alone exceeds the event budget, the
@@ -149,7 +153,14 @@ class EventLoop {
         source = s;
       }
     };
-    if (next_input_ < input_.size()) {
+    if (nets_windows_) {
+      if (next_change_ < changes_.size()) {
+        const auto& c = changes_[next_change_];
+        consider({c.time, EventKind::kInput, 0, c.channel, c.delta, 0,
+                  static_cast<std::uint64_t>(next_change_)},
+                 Source::kInput);
+      }
+    } else if (next_input_ < input_.size()) {
       const auto& in = input_[next_input_];
       consider({in.time, EventKind::kInput, 0, in.channel, in.value, 0, next_input_},
                Source::kInput);
@@ -175,6 +186,7 @@ class EventLoop {
   // time came first, internal events come after inputs, and nothing is scheduled at that time
   // meanwhile (windows are positive). One by one when the tape keeps the state after each.
   void dispatch_inputs() {
+    if (nets_windows_) return dispatch_window_changes();
     const std::size_t first = next_input_;
     std::size_t end = first + 1;
     if (batches(EventKind::kInput, 0)) {
@@ -192,6 +204,35 @@ class EventLoop {
                            next_.time);
     result_.layers[0].inputs_received += static_cast<std::uint64_t>(n);
     next_input_ = end;
+  }
+  // The window changes of one time (events/window_changes.hpp), to layer 0 in one call. Each
+  // stands for one or two of the model's events (an input, the release of an earlier one): the
+  // events processed, the budget and the counts are theirs. Only the changes of nonzero delta
+  // are columns, and tape items.
+  void dispatch_window_changes() {
+    const std::size_t first = next_change_;
+    std::size_t end = first + 1;
+    result_.events_processed += changes_[first].events() - 1;  // the loop counted one
+    if (result_.events_processed > options_.max_events)
+      event_budget_exceeded(options_.max_events, next_.time, options_.end_time, busiest_layer());
+    while (end < changes_.size() && changes_[end].time == next_.time &&
+           result_.events_processed + changes_[end].events() <= options_.max_events) {
+      result_.events_processed += changes_[end].events();
+      ++end;
+    }
+    net_.layer(0).receive_window_changes(next_.time, &changes_[first],
+                                         static_cast<Index>(end - first));
+    LayerCounts& counts = result_.layers[0];
+    for (std::size_t i = first; i < end; ++i) {
+      const WindowChange<Scalar>& c = changes_[i];
+      counts.inputs_received += c.start >= 0 ? 1 : 0;
+      counts.releases += c.end >= 0 ? 1 : 0;
+      if (tape_ && c.delta != Scalar(0))
+        record_layer0_item({EventKind::kInput, false, true, tape_index(c.channel), c.delta, 0,
+                            c.start >= 0 ? c.start : c.end},
+                           next_.time);
+    }
+    next_change_ = end;
   }
   // Whether simultaneous events of this kind and layer go to the layer in one call: always
   // without a tape; with one, only layer 0's inputs and input releases, when the tape keeps the
@@ -312,6 +353,11 @@ class EventLoop {
     }
   }
 
+  static std::vector<WindowChange<Scalar>>& thread_change_buffer() {
+    thread_local std::vector<WindowChange<Scalar>> buffer;
+    return buffer;
+  }
+
   // Units and channels are stored in 32 bits on the tape (configurations are far smaller).
   static std::int32_t tape_index(Index i) { return static_cast<std::int32_t>(i); }
 
@@ -373,6 +419,10 @@ class EventLoop {
   std::vector<TapeItem<Scalar>> step_items_;
   std::vector<Event<Scalar>> releases_;  // a batch of simultaneous releases
   bool merge_inputs_ = false;            // simultaneous layer-0 inputs (releases) as one tape step
+  bool nets_windows_ = false;            // layer 0's inputs as window changes
+  // The run's window changes; the buffer is the thread's, reused across runs.
+  std::vector<WindowChange<Scalar>>& changes_ = thread_change_buffer();
+  std::size_t next_change_ = 0;
   bool merged_step_open_ = false;
   EventKind merged_step_kind_ = EventKind::kInput;
   std::vector<Scalar> tick_;                                 // per layer: dt, or 0 (continuous)

@@ -13,6 +13,7 @@
 #include "events/event.hpp"
 #include "events/event_queue.hpp"
 #include "events/input_stream.hpp"
+#include "events/window_changes.hpp"
 #include "sim/layer_adjoint.hpp"
 #include "sim/operation_counts.hpp"
 #include "sim/parameters.hpp"
@@ -158,6 +159,19 @@ class Layer {
   }
   virtual void release_all(const Event<Scalar>* events, Index n) {
     for (Index k = 0; k < n; ++k) release(events[k]);
+  }
+
+  // A layer whose external inputs are held for a finite window may take them as the changes of
+  // each channel's window sum (events/window_changes.hpp): an input and the end of an earlier
+  // one on its channel at one time are then one change, and no release is scheduled. It returns
+  // the window here; the default, 0, takes inputs and releases one by one. The engine nets only
+  // where nothing reads an input's own adjoints (sim/sim_options.hpp net_input_windows).
+  virtual Scalar netted_input_window() const { return Scalar(0); }
+  // The changes of one time, in channel order: the result must be that of the inputs and
+  // releases they stand for in exact arithmetic, and the counts theirs exactly.
+  virtual void receive_window_changes(Scalar /*t*/, const WindowChange<Scalar>* /*changes*/,
+                                      Index /*n*/) {
+    throw std::logic_error(type_name() + ": takes no window changes");
   }
 
   virtual InternalEvent<Scalar> next_internal_event() const = 0;

@@ -57,21 +57,31 @@ struct SimOptions {
   // per-event time and value adjoints (training, batch gradients): a merged step's time adjoint
   // belongs to no single input. A binned input stream is mostly such steps (docs/speed.md).
   bool tape_merge_simultaneous_inputs = false;
+  // Layer 0's external inputs as the changes of each channel's window sum, where its family
+  // takes them (Layer::netted_input_window; events/window_changes.hpp): an input and the end of
+  // the same channel's earlier input at its time become one weight column, or none where the
+  // values are equal. Exact by the model's definition; the results move by rounding only, and
+  // the counts, events processed and budget are unchanged. Without a tape, or with one that
+  // merges simultaneous inputs (the inputs' own adjoints are then not computed); false: every
+  // input and release one by one.
+  bool net_input_windows = true;
 };
 
 // What a network's configuration sets for every run, whatever the sample ("simulation":
-// max_events, dense_step, tape_checkpoint_every): samples carry their own end time and readouts
-// (train/sample.hpp) and take these from here.
+// max_events, dense_step, tape_checkpoint_every, net_input_windows): samples carry their own end
+// time and readouts (train/sample.hpp) and take these from here.
 struct RunSettings {
   std::uint64_t max_events = kDefaultEventBudget;
   double dense_step = 1;
   std::int64_t tape_checkpoint_every = 0;
+  bool net_input_windows = true;
 
   template <class Scalar>
   void apply_to(SimOptions<Scalar>& o) const {
     o.max_events = max_events;
     o.dense_step = static_cast<Scalar>(dense_step);
     o.tape_checkpoint_every = tape_checkpoint_every;
+    o.net_input_windows = net_input_windows;
   }
 };
 

@@ -170,7 +170,7 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
     if (!s.is_object()) fail(origin, "simulation", "expected an object");
     json_fields::check_keys(s,
                             {"end_time", "readout_times", "snapshot_times", "max_events",
-                             "dense_step", "tape_checkpoint_every"},
+                             "dense_step", "tape_checkpoint_every", "net_input_windows"},
                             origin, "simulation");
     cfg.dense_step = json_fields::number(s, "dense_step", cfg.dense_step, origin, "simulation");
     if (!(cfg.dense_step > 0))
@@ -179,6 +179,11 @@ NetworkConfig parse_network_config(const std::string& text, const std::string& o
         s, "max_events", static_cast<long long>(cfg.max_events), 1, origin, "simulation"));
     cfg.tape_checkpoint_every =
         json_fields::integer(s, "tape_checkpoint_every", 0, 0, origin, "simulation");
+    if (s.contains("net_input_windows")) {
+      if (!s["net_input_windows"].is_boolean())
+        fail(origin, "simulation.net_input_windows", "expected true or false");
+      cfg.net_input_windows = s["net_input_windows"].get<bool>();
+    }
     cfg.end_time = json_fields::number(s, "end_time", cfg.end_time, origin, "simulation");
     cfg.readout_times = json_fields::numbers(s, "readout_times", origin, "simulation");
     cfg.snapshot_times = json_fields::numbers(s, "snapshot_times", origin, "simulation");

@@ -15,7 +15,10 @@
 //                  with a dense clocked equivalent, docs/metrics.md; default 1),
 //                  "tape_checkpoint_every" (K: with a tape for the backward pass, keep a
 //                  layer's state every K of its steps and recompute the rest; 0, the default:
-//                  each family chooses; docs/adjoint.md)}
+//                  each family chooses; docs/adjoint.md),
+//                  "net_input_windows" (true, the default: layer 0's held inputs as the changes
+//                  of each channel's window sum, sim/sim_options.hpp; false: every input and
+//                  release one by one, as before 2026-12-03)}
 //
 // Time constants, windows and dt below kMinTimeScaleMs, and thresholds below kMinThreshold, are
 // refused (the families register these floors as their keys' minimums): they give event rates
@@ -71,7 +74,10 @@ struct NetworkConfig {
   std::uint64_t max_events = kDefaultEventBudget;
   double dense_step = 1;
   std::int64_t tape_checkpoint_every = 0;
-  RunSettings run_settings() const { return {max_events, dense_step, tape_checkpoint_every}; }
+  bool net_input_windows = true;
+  RunSettings run_settings() const {
+    return {max_events, dense_step, tape_checkpoint_every, net_input_windows};
+  }
 };
 
 // `origin` names the source (a file path) in error messages. Top-level keys listed in
