@@ -93,7 +93,7 @@ void net_input_windows(const InputStream<Scalar>& in, Scalar window, Scalar end_
   out.clear();
   const auto& ev = in.events();
   const std::size_t n = ev.size();
-  out.reserve(2 * n);  // at most a change per input and one per end
+  out.reserve(2 * n);        // at most a change per input and one per end
   std::size_t s = 0, e = 0;  // next start, next end (ends follow the starts' order)
   auto end_time_of = [&](std::size_t i) { return ev[i].time + window; };
   for (;;) {
