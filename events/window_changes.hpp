@@ -97,7 +97,7 @@ void net_input_windows(const InputStream<Scalar>& in, Scalar window, Scalar end_
   std::size_t s = 0, e = 0;  // next start, next end (ends follow the starts' order)
   auto end_time_of = [&](std::size_t i) { return ev[i].time + window; };
   for (;;) {
-    while (e < n && end_time_of(e) > end_time) e = n;  // ends are non-decreasing in time
+    if (e < n && end_time_of(e) > end_time) e = n;  // ends are non-decreasing in time
     const bool has_s = s < n, has_e = e < n;
     if (!has_s && !has_e) break;
     const Scalar t = !has_e   ? ev[s].time

@@ -634,6 +634,17 @@ TEST(AdjointFiniteDifference, BinnedInputsAsInTraining) {
   EXPECT_LT(st.skipped, st.checked / 10);
 }
 
+// A problem on 4 ms bins whose inputs are held two bins (their releases meet the inputs of two
+// bins later): one layer of 8 units for the first seed of a pair, two layers (6, 4) for the second.
+Problem binned_problem(bool exp_kernel, std::uint64_t seed, bool two_layers) {
+  const std::vector<Index> units = two_layers ? std::vector<Index>{6, 4} : std::vector<Index>{8};
+  Problem pr =
+      exp_kernel ? exp_kernel_problem(seed, units, false) : random_problem(seed, units, 8, 40.0);
+  for (auto& e : pr.input) e.time = 4 * std::ceil(e.time / 4);
+  pr.layers[0].window_input = 8;
+  return pr;
+}
+
 // Training records a bin's simultaneous inputs as one tape step, and their releases (at the
 // next bins, with those bins' inputs) likewise (SimOptions::tape_merge_simultaneous_inputs). The
 // merged tape gives bitwise the loss and parameter gradients of the tape with a step per event,
@@ -644,12 +655,7 @@ TEST(AdjointFiniteDifference, MergedSimultaneousInputsGiveTheSameGradient) {
   for (const bool exp_kernel : {false, true}) {
     for (std::uint64_t seed : {61, 62}) {
       SCOPED_TRACE((exp_kernel ? "exp kernel, seed " : "box kernel, seed ") + std::to_string(seed));
-      const std::vector<Index> units =
-          seed == 61 ? std::vector<Index>{8} : std::vector<Index>{6, 4};
-      Problem pr = exp_kernel ? exp_kernel_problem(seed, units, false)
-                              : random_problem(seed, units, 8, 40.0);
-      for (auto& e : pr.input) e.time = 4 * std::ceil(e.time / 4);
-      pr.layers[0].window_input = 8;  // releases two bins later, with that bin's inputs
+      Problem pr = binned_problem(exp_kernel, seed, seed == 62);
       // A bin whose inputs repeat a channel: the order of their gradient terms matters.
       for (Index ch : {Index(2), Index(2), Index(0)}) pr.input.push_back({pr.end / 2, ch, 0.4});
       for (double t : {4.0, 12.0, 20.0})  // bins of several inputs whatever the seed
@@ -696,12 +702,7 @@ TEST(AdjointFiniteDifference, NettedInputWindowsGiveTheGradientOfTheModel) {
   for (const bool exp_kernel : {false, true}) {
     for (std::uint64_t seed : {71, 72}) {
       SCOPED_TRACE((exp_kernel ? "exp kernel, seed " : "box kernel, seed ") + std::to_string(seed));
-      const std::vector<Index> units =
-          seed == 71 ? std::vector<Index>{8} : std::vector<Index>{6, 4};
-      Problem pr = exp_kernel ? exp_kernel_problem(seed, units, false)
-                              : random_problem(seed, units, 8, 40.0);
-      for (auto& e : pr.input) e.time = 4 * std::ceil(e.time / 4);
-      pr.layers[0].window_input = 8;
+      Problem pr = binned_problem(exp_kernel, seed, seed == 72);
       // Channel 0 repeats its value (the pairs cancel, unless the stream's own inputs of that
       // bin pair first), channel 1 changes it, channel 2 repeats within a bin.
       for (double t : {8.0, 16.0, 24.0}) {

@@ -240,6 +240,8 @@ TEST(WindowChanges, EachInputMeetsTheEndOfItsChannelsEarlierInput) {
   EXPECT_EQ(events, 8u + 7u);  // every input, and every release up to t = 50 (not 50's own)
   egret::net_input_windows(in, 20.0, 49.0, c);
   EXPECT_EQ(c.size(), 10u);  // the changes at 50 left out, the start with the ends
+  egret::net_input_windows(egret::InputStream<double>({}, 8), 20.0, 50.0, c);
+  EXPECT_TRUE(c.empty());  // an empty sample
 }
 
 // Netted and un-netted runs of the same network: the model's events (the same units, times

@@ -111,13 +111,13 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
   Scalar netted_input_window() const override {
     return std::isfinite(p_->window_input) ? p_->window_input : Scalar(0);
   }
-  // Without branches: whether a change starts, ends or cancels varies unpredictably.
   void receive_window_changes(Scalar t, const WindowChange<Scalar>* changes, Index n) override {
     columns_.resize(static_cast<std::size_t>(n));
     std::size_t n_cols = 0;
     for (Index k = 0; k < n; ++k) {
       const WindowChange<Scalar>& c = changes[k];
-      count_window_change(c);
+      if (c.start >= 0) count_input_column(c.channel, c.started);
+      if (c.end >= 0) count_input_column(c.channel, -c.ended);  // a release's operand is -x
       write_event_column(columns_[n_cols], *p_, EventKind::kInput, c.channel, c.delta, Scalar(0));
       n_cols += c.delta != Scalar(0) ? 1 : 0;
     }
@@ -284,20 +284,6 @@ class ContinuousEgruLayer final : public Layer<Scalar> {
     counts_.synaptic_acs += binary ? pairs : 0;
     counts_.synaptic_macs += !binary && operand != Scalar(0) ? pairs : 0;
     counts_.membrane_updates += input_reach_[c];
-  }
-  // The input and the release a window change stands for, as count_input_column counts each
-  // (a release's operand is -x).
-  void count_window_change(const WindowChange<Scalar>& c) {
-    const auto ch = static_cast<std::size_t>(c.channel);
-    const bool starts = c.start >= 0, ends = c.end >= 0;
-    const bool binary_start = starts && is_binary_operand(c.started);
-    const bool binary_end = ends && is_binary_operand(-c.ended);
-    const bool graded_start = starts && !binary_start && c.started != Scalar(0);
-    const bool graded_end = ends && !binary_end && c.ended != Scalar(0);
-    const std::uint64_t pairs = input_pairs_[ch];
-    counts_.synaptic_acs += (std::uint64_t{binary_start} + std::uint64_t{binary_end}) * pairs;
-    counts_.synaptic_macs += (std::uint64_t{graded_start} + std::uint64_t{graded_end}) * pairs;
-    counts_.membrane_updates += (std::uint64_t{starts} + std::uint64_t{ends}) * input_reach_[ch];
   }
   void count_release(const Event<Scalar>& e, const Column& col) {
     if (e.kind == EventKind::kInputRelease) {
