@@ -692,6 +692,52 @@ TEST(AdjointFiniteDifference, MergedSimultaneousInputsGiveTheSameGradient) {
   EXPECT_LT(st.skipped, st.checked / 10);
 }
 
+// Channel 0 repeats its value (the pairs cancel, unless the stream's own inputs of that bin
+// pair first), channel 1 changes it, channel 2 repeats within a bin.
+void add_netting_inputs(Problem& pr) {
+  for (double t : {8.0, 16.0, 24.0}) {
+    pr.input.push_back({t, 0, 0.5});
+    pr.input.push_back({t, 1, 0.2 + 0.01 * t});
+    pr.input.push_back({t, 2, 0.3});
+    pr.input.push_back({t, 2, 0.1});
+  }
+  std::stable_sort(pr.input.begin(), pr.input.end(),
+                   [](const auto& a, const auto& b) { return a.time < b.time; });
+  pr.input_time_adjoints = false;
+  pr.merge_simultaneous_inputs = true;
+}
+
+std::vector<std::tuple<egret::EventKind, Index, Index>> emissions(const Run& r) {
+  std::vector<std::tuple<egret::EventKind, Index, Index>> out;
+  for (const auto& e : r.events)
+    if (std::get<0>(e) == egret::EventKind::kInternal) out.push_back(e);
+  return out;
+}
+
+// The netted run of pr against the same merged tape without netting: the same emissions, the
+// loss and every gradient within rounding. Returns the netted run.
+Run expect_netting_changes_nothing(Problem pr) {
+  pr.net_input_windows = false;
+  const auto plain = run(pr, true);
+  pr.net_input_windows = true;
+  auto netted = run(pr, true);
+  EXPECT_TRUE(netted.report.ok()) << netted.report.first_problem;
+  // At least the engineered bins 16 and 24: their inputs and releases are one step.
+  EXPECT_LE(netted.tape_steps + 2, plain.tape_steps)
+      << "an input and its meeting release are one step";
+  EXPECT_EQ(emissions(netted), emissions(plain));
+  EXPECT_NEAR(netted.loss, plain.loss, 1e-12 * std::max(1.0, std::abs(plain.loss)));
+  for (std::size_t l = 0; l < pr.layers.size(); ++l)
+    for (const auto& e : plain.grad.layers[l]) {
+      const auto& g = netted.grad.layers[l].at(e.spec.name, "test");
+      const double scale = 1.0 + e.value.cwiseAbs().maxCoeff();
+      EXPECT_LT((g - e.value).cwiseAbs().maxCoeff(), 1e-9 * scale)
+          << "layer " << l << " " << e.spec.name;
+    }
+  EXPECT_LT((netted.grad.W_o - plain.grad.W_o).cwiseAbs().maxCoeff(), 1e-9);
+  return netted;
+}
+
 // Training nets layer 0's inputs with the releases they meet (events/window_changes.hpp): with
 // the window two bins, an input meets the end of its channel's input two bins before, and the
 // pair is one column scaled by the difference of their values, or none where they are equal.
@@ -703,49 +749,64 @@ TEST(AdjointFiniteDifference, NettedInputWindowsGiveTheGradientOfTheModel) {
     for (std::uint64_t seed : {71, 72}) {
       SCOPED_TRACE((exp_kernel ? "exp kernel, seed " : "box kernel, seed ") + std::to_string(seed));
       Problem pr = binned_problem(exp_kernel, seed, seed == 72);
-      // Channel 0 repeats its value (the pairs cancel, unless the stream's own inputs of that
-      // bin pair first), channel 1 changes it, channel 2 repeats within a bin.
-      for (double t : {8.0, 16.0, 24.0}) {
-        pr.input.push_back({t, 0, 0.5});
-        pr.input.push_back({t, 1, 0.2 + 0.01 * t});
-        pr.input.push_back({t, 2, 0.3});
-        pr.input.push_back({t, 2, 0.1});
-      }
-      std::stable_sort(pr.input.begin(), pr.input.end(),
-                       [](const auto& a, const auto& b) { return a.time < b.time; });
-      pr.input_time_adjoints = false;
-      pr.merge_simultaneous_inputs = true;
-      pr.net_input_windows = false;
-      const auto plain = run(pr, true);
-      pr.net_input_windows = true;
-      const auto netted = run(pr, true);
-      ASSERT_TRUE(netted.report.ok()) << netted.report.first_problem;
+      add_netting_inputs(pr);
+      const auto netted = expect_netting_changes_nothing(pr);
       ASSERT_GE(netted.emitted, 10u) << "scenario too quiet to be a test";
-      // At least the engineered bins 16 and 24: their inputs and releases are one step.
-      EXPECT_LE(netted.tape_steps + 2, plain.tape_steps)
-          << "an input and its meeting release are one step";
-      auto emissions = [](const auto& r) {
-        std::vector<std::tuple<egret::EventKind, Index, Index>> out;
-        for (const auto& e : r.events)
-          if (std::get<0>(e) == egret::EventKind::kInternal) out.push_back(e);
-        return out;
-      };
-      ASSERT_EQ(emissions(netted), emissions(plain));
-      EXPECT_NEAR(netted.loss, plain.loss, 1e-12 * std::max(1.0, std::abs(plain.loss)));
-      for (std::size_t l = 0; l < pr.layers.size(); ++l)
-        for (const auto& e : plain.grad.layers[l]) {
-          const auto& g = netted.grad.layers[l].at(e.spec.name, "test");
-          const double scale = 1.0 + e.value.cwiseAbs().maxCoeff();
-          EXPECT_LT((g - e.value).cwiseAbs().maxCoeff(), 1e-9 * scale)
-              << "layer " << l << " " << e.spec.name;
-        }
-      EXPECT_LT((netted.grad.W_o - plain.grad.W_o).cwiseAbs().maxCoeff(), 1e-9);
       if (!exp_kernel) check_problem(pr, seed, 4, st, 10);
     }
   }
   std::printf("  netted inputs: %d gradients checked, %d skipped, worst relative error %.2e (%s)\n",
               st.checked, st.skipped, st.worst, st.worst_name.c_str());
   EXPECT_GT(st.checked, 50);
+  EXPECT_LT(st.skipped, st.checked / 10);
+}
+
+// Netting under a second layer with a unit that never fires (bug 1's case: a silent unit below
+// the readout), and under a second layer that never fires at all. With one silent unit the
+// other units carry layer 0's gradient: netted equals un-netted and finite differences. The
+// silent unit's own parameters and its readout column get exactly zero, since nothing it holds
+// reaches the loss. With the whole layer silent the loss does not depend on any layer, so every
+// layer gradient and W_o's are exactly zero and only b_o moves the loss.
+TEST(AdjointFiniteDifference, NettedInputWindowsUnderASilentSecondLayer) {
+  FdStats st;
+  for (const bool exp_kernel : {false, true}) {
+    SCOPED_TRACE(exp_kernel ? "exp kernel" : "box kernel");
+    Problem pr = binned_problem(exp_kernel, 72, true);
+    add_netting_inputs(pr);
+    pr.layers[1].theta[0] = 50;  // far above anything the unit's state reaches
+    const auto netted = expect_netting_changes_nothing(pr);
+    std::size_t layer0 = 0, layer1 = 0;
+    for (const auto& [kind, layer, unit] : emissions(netted)) {
+      EXPECT_FALSE(layer == 1 && unit == 0) << "the silent unit fired";
+      (layer == 0 ? layer0 : layer1) += 1;
+    }
+    ASSERT_GE(layer0, 10u);
+    ASSERT_GE(layer1, 3u) << "the other units of layer 1 must fire for the case to test anything";
+    const auto& g1 = netted.grad.layers[1];
+    for (const char* name : {"b_u", "b_r", "b_z", "theta", "tau_m", "tau_o"})
+      EXPECT_EQ(g1.at(name, "test")(0, 0), 0.0) << name;
+    for (const char* name : {"U_u", "U_z", "U_r", "V_u", "V_z", "V_r"})
+      EXPECT_EQ(g1.at(name, "test").row(0).cwiseAbs().maxCoeff(), 0.0) << name;
+    for (const char* name : {"V_u", "V_z", "V_r"})  // what the others receive from it
+      EXPECT_EQ(g1.at(name, "test").col(0).cwiseAbs().maxCoeff(), 0.0) << name;
+    EXPECT_EQ(netted.grad.W_o.col(0).cwiseAbs().maxCoeff(), 0.0);
+    EXPECT_GT(netted.grad.layers[0].at("U_u", "test").cwiseAbs().maxCoeff(), 0.0);
+    if (!exp_kernel) check_problem(pr, 73, 4, st, 10);
+
+    for (Index m = 0; m < pr.layers[1].units(); ++m) pr.layers[1].theta[m] = 50;
+    const auto quiet = run(pr, true);
+    for (const auto& [kind, layer, unit] : emissions(quiet)) EXPECT_EQ(layer, 0) << "layer 1 fired";
+    for (std::size_t l = 0; l < pr.layers.size(); ++l)
+      for (const auto& e : quiet.grad.layers[l])
+        EXPECT_EQ(e.value.cwiseAbs().maxCoeff(), 0.0) << "layer " << l << " " << e.spec.name;
+    EXPECT_EQ(quiet.grad.W_o.cwiseAbs().maxCoeff(), 0.0);
+    EXPECT_GT(quiet.grad.b_o.cwiseAbs().maxCoeff(), 0.0);
+  }
+  std::printf(
+      "  netted inputs, silent unit in layer 1: %d gradients checked, %d skipped, worst "
+      "relative error %.2e (%s)\n",
+      st.checked, st.skipped, st.worst, st.worst_name.c_str());
+  EXPECT_GT(st.checked, 30);
   EXPECT_LT(st.skipped, st.checked / 10);
 }
 

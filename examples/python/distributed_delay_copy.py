@@ -124,7 +124,7 @@ def main(argv=None):
                 print(f"{stop.name} after the last step: training had finished; results written",
                       flush=True)
         if world > 1:
-            dist.destroy_process_group()
+            leave_group()
     # Nothing is left to interrupt: a late signal must not turn a finished run into a traceback.
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, signal.SIG_IGN)
@@ -160,8 +160,16 @@ def stop_cleanly(args, model, opt, step, rank, signal_number):
         if "EGRET_SPAWNED" not in os.environ:  # else the spawner says it, with --spawn
             print(f"resume with: {resume_command(sys.argv, args)}", flush=True)
     if dist.is_initialized():
-        dist.destroy_process_group()
+        leave_group()
     sys.exit(128 + signal_number)
+
+
+def leave_group():
+    """Every process waits for the others before leaving: a rank that destroys the group while
+    another still works in it (rank 0 writing the state or the report) can hang the exit
+    (pytorch/pytorch#75097), which a clean-clone CI run once met."""
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 def spawn(n, argv, args):

@@ -3,6 +3,7 @@ differences; composition with torch modules and losses; errors; and data-paralle
 with torch.distributed (2 gloo processes on localhost) equal to one process on the global batch."""
 import json
 import os
+import pathlib
 import random
 import re
 import signal
@@ -216,26 +217,46 @@ def free_port():
         return s.getsockname()[1]
 
 
+def finish(p, marker, timeout=300):
+    """p's (stdout, stderr). On a timeout, every process whose command line names `marker` (with
+    --spawn, the workers too, which run in their own sessions) gets SIGABRT, so that
+    PYTHONFAULTHANDLER prints where each one waited, and the test fails showing it."""
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        for cmdline in pathlib.Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if marker.encode() in cmdline.read_bytes():
+                    os.kill(int(cmdline.parent.name), signal.SIGABRT)
+            except OSError:  # gone meanwhile
+                pass
+        out, err = p.communicate(timeout=60)
+        pytest.fail(f"{p.args} timed out after {timeout} s; where it waited:\n{out}\n{err}")
+
+
 def test_distributed_data_parallel_equals_one_process(tmp_path):
     script = ROOT / "examples" / "python" / "distributed_delay_copy.py"
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"), MASTER_ADDR="127.0.0.1",
-               MASTER_PORT=str(free_port()), WORLD_SIZE="2")
+               MASTER_PORT=str(free_port()), WORLD_SIZE="2", PYTHONFAULTHANDLER="1")
     # Double: the claim is equality within double rounding (float sums in another order differ
     # at 1e-9).
     args = ["--steps", "12", "--global-batch", "8", "--precision", "double"]
-    procs = [subprocess.Popen([sys.executable, str(script), *args]
+    procs = [subprocess.Popen([sys.executable, str(script), *args, "--state",
+                               str(tmp_path / "unused.pt")]
                               + (["--save", str(tmp_path / "two.npz")] if rank == 0 else []),
                               env=dict(env, RANK=str(rank)), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
     for p in procs:
-        out, err = p.communicate(timeout=300)
+        out, err = finish(p, str(tmp_path))
         assert p.returncode == 0, err
     single_env = {k: v for k, v in env.items() if k not in ("WORLD_SIZE", "RANK")}
     for batch, name in (("8", "one.npz"), ("4", "half.npz")):
-        r = subprocess.run([sys.executable, str(script), "--steps", "12", "--global-batch", batch,
-                            "--precision", "double", "--save", str(tmp_path / name)], env=single_env, capture_output=True,
-                           text=True, timeout=300)
-        assert r.returncode == 0, r.stderr
+        r = subprocess.Popen([sys.executable, str(script), "--steps", "12", "--global-batch", batch,
+                              "--precision", "double", "--save", str(tmp_path / name)],
+                             env=single_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        _, err = finish(r, str(tmp_path))
+        assert r.returncode == 0, err
     two, one, half = (np.load(tmp_path / n) for n in ("two.npz", "one.npz", "half.npz"))
     initial = et.EventNetwork({k: v for k, v in json.loads(
         (ROOT / "examples" / "delay_copy.json").read_text()).items()
@@ -280,10 +301,11 @@ def test_distributed_data_parallel_equals_one_process(tmp_path):
     assert not (tmp_path / "cut.npz").exists()
     resume = re.search(r"^resume with: (.*)$", out, re.M).group(1).split()
     assert resume[-2:] == ["--resume", str(tmp_path / "state.pt")] and "--spawn" in resume
-    r = subprocess.run(resume, env=single_env, capture_output=True, text=True, timeout=300,
-                       cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert f"resuming from {tmp_path / 'state.pt'} after step {m.group(2)}" in r.stdout
+    r = subprocess.Popen(resume, env=single_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=tmp_path)
+    r_out, r_err = finish(r, str(tmp_path))
+    assert r.returncode == 0, r_err
+    assert f"resuming from {tmp_path / 'state.pt'} after step {m.group(2)}" in r_out
     cut = np.load(tmp_path / "cut.npz")
     assert all(np.array_equal(cut[k], two[k]) for k in two), step
 
