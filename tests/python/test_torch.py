@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -217,19 +218,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+def abort_processes_naming(marker):
+    """SIGABRT to every process whose command line names `marker` (with --spawn, the workers
+    too, which run in their own sessions): with PYTHONFAULTHANDLER each prints where it waited."""
+    for cmdline in pathlib.Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes():
+                os.kill(int(cmdline.parent.name), signal.SIGABRT)
+        except OSError:  # gone meanwhile
+            pass
+
+
 def finish(p, marker, timeout=300):
-    """p's (stdout, stderr). On a timeout, every process whose command line names `marker` (with
-    --spawn, the workers too, which run in their own sessions) gets SIGABRT, so that
-    PYTHONFAULTHANDLER prints where each one waited, and the test fails showing it."""
+    """p's (stdout, stderr). On a timeout the processes naming `marker` are aborted and the test
+    fails showing where they waited."""
     try:
         return p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        for cmdline in pathlib.Path("/proc").glob("[0-9]*/cmdline"):
-            try:
-                if marker.encode() in cmdline.read_bytes():
-                    os.kill(int(cmdline.parent.name), signal.SIGABRT)
-            except OSError:  # gone meanwhile
-                pass
+        abort_processes_naming(marker)
         out, err = p.communicate(timeout=60)
         pytest.fail(f"{p.args} timed out after {timeout} s; where it waited:\n{out}\n{err}")
 
@@ -241,6 +247,7 @@ def test_distributed_data_parallel_equals_one_process(tmp_path):
     # Double: the claim is equality within double rounding (float sums in another order differ
     # at 1e-9).
     args = ["--steps", "12", "--global-batch", "8", "--precision", "double"]
+    # --state names tmp_path in rank 1's command line too, for abort_processes_naming.
     procs = [subprocess.Popen([sys.executable, str(script), *args, "--state",
                                str(tmp_path / "unused.pt")]
                               + (["--save", str(tmp_path / "two.npz")] if rank == 0 else []),
@@ -283,10 +290,15 @@ def test_distributed_data_parallel_equals_one_process(tmp_path):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              cwd=tmp_path)
         out = []
+        # Reading lines has no timeout of its own: a run that hangs is aborted after 300 s, and
+        # the assertions below show where it waited.
+        watchdog = threading.Timer(300, abort_processes_naming, [str(tmp_path)])
+        watchdog.start()
         for line in p.stdout:
             out.append(line)
             if line.startswith(f"step {step}/12:"):
                 p.send_signal(signal.SIGINT)
+        watchdog.cancel()
         p.wait(timeout=300)
         out = "".join(out)
         if p.returncode == 130 or step == 1:
