@@ -49,4 +49,24 @@ Gradient<Scalar> zero_gradient(const Network<Scalar>& net, std::size_t input_eve
   return g;
 }
 
+// `g` made zero_gradient(net, input_events), in place where it is a gradient of `net` already (a
+// buffer of an earlier sample of the same batch, train/ordered_gradient_sum.hpp): no allocation,
+// hence none of the page faults that a fresh 1.6 MB gradient per sample costs on the main job.
+template <class Scalar>
+void make_zero_gradient(Gradient<Scalar>& g, const Network<Scalar>& net, std::size_t input_events) {
+  const auto* ro = net.readout();
+  const bool same_shape =
+      g.layers.size() == static_cast<std::size_t>(net.size()) &&
+      (ro ? g.W_o.rows() == ro->W_o.rows() && g.W_o.cols() == ro->W_o.cols() : g.W_o.size() == 0);
+  if (!same_shape) {
+    g = zero_gradient(net, input_events);
+    return;
+  }
+  for (auto& l : g.layers) l.set_zero();
+  g.W_o.setZero();
+  g.b_o.setZero();
+  g.input_time.assign(input_events, 0);
+  g.input_value.assign(input_events, 0);
+}
+
 }  // namespace egret

@@ -98,16 +98,20 @@ void for_each_index(std::size_t n, int threads, const Body& body) {
 
 // Calls body(i, local) for every i in [0, n) on TBB workers, `local` being a worker-local clone
 // of `net` (shared parameters, private state). threads <= 0: TBB's default (all cores). The body
-// must store its result at index i; then nothing depends on the thread count.
+// must store its result at index i; then nothing depends on the thread count. The workers take
+// the samples in index order, one at a time, so that they finish in nearly that order (a batch's
+// gradients are summed in order as they finish, train/ordered_gradient_sum.hpp), and each
+// clones the network once.
 template <class Scalar, class Body>
 void for_each_sample(const Network<Scalar>& net, std::size_t n, int threads, const Body& body) {
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  const auto workers = std::min<std::size_t>(static_cast<std::size_t>(arena.max_concurrency()), n);
+  std::atomic<std::size_t> next{0};
   arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n),
-                      [&](const tbb::blocked_range<std::size_t>& range) {
-                        Network<Scalar> local = net.clone();
-                        for (std::size_t i = range.begin(); i != range.end(); ++i) body(i, local);
-                      });
+    tbb::parallel_for(std::size_t(0), workers, [&](std::size_t) {
+      Network<Scalar> local = net.clone();
+      for (std::size_t i; (i = next.fetch_add(1)) < n;) body(i, local);
+    });
   });
 }
 #endif

@@ -92,6 +92,10 @@ class NamedParameters {
       z.add(e.spec, Matrix<Scalar>::Zero(e.value.rows(), e.value.cols()));
     return z;
   }
+  // Every value zero in place (a gradient buffer reused for the next sample).
+  void set_zero() {
+    for (auto& e : entries_) e.value.setZero();
+  }
   NamedParameters& operator+=(const NamedParameters& o) {
     for (std::size_t i = 0; i < entries_.size(); ++i) entries_[i].value += o.entries_[i].value;
     return *this;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include "adjoint/losses.hpp"
@@ -495,6 +496,89 @@ TEST(BatchGradient, NonFiniteSampleIsLeftOutOrRefusedByName) {
             3u);
 }
 
+// batch_gradient_sum adds the gradients in sample order as the batch runs: bitwise the sum
+// sum_gradients forms afterwards, on 1, 2 and 3 threads, and the outcomes keep the rest.
+TEST(BatchGradient, SumWhileRunningIsBitwiseTheSumAfterwards) {
+  const auto net = small_network();
+  std::vector<egret::Sample<double>> samples;
+  for (int k = 0; k < 7; ++k) {
+    samples.push_back(small_sample());
+    samples.back().input = egret::poisson_input<double>(3, 80.0 + 10 * k, 40.0, 11 + k);
+  }
+  auto at = [&](std::size_t i) -> const egret::Sample<double>& { return samples[i]; };
+  egret::BatchRequest request;
+  const auto stored = egret::batch_outcomes(net, samples.size(), at, request);
+  egret::Matrix<double> expected = egret::Matrix<double>::Zero(2, 3);
+  egret::sum_gradients(stored, egret::NonFiniteSamples::kRefuse,
+                       [&](const egret::SampleOutcome<double>& o) { expected += o.grad.W_o; });
+  egret::Matrix<double> expected_u;
+  for (const auto& o : stored)
+    expected_u = expected_u.size() ? egret::Matrix<double>(expected_u + o.grad.layers[0][0].value)
+                                   : o.grad.layers[0][0].value;
+  for (int threads : {1, 2, 3}) {
+    request.threads = threads;
+    egret::Matrix<double> sum = egret::Matrix<double>::Zero(2, 3), sum_u;
+    std::vector<double> losses;  // of the samples as they are added
+    const auto summed = egret::batch_gradient_sum(
+        net, samples.size(), at, request, egret::NonFiniteSamples::kRefuse,
+        [&](const egret::SampleOutcome<double>& o) {
+          losses.push_back(o.loss.loss);
+          sum += o.grad.W_o;
+          const auto& u = o.grad.layers[0][0].value;
+          sum_u = sum_u.size() ? egret::Matrix<double>(sum_u + u) : u;
+        });
+    EXPECT_EQ(summed.used, samples.size()) << threads;
+    ASSERT_EQ(losses.size(), samples.size()) << threads;
+    for (std::size_t i = 0; i < samples.size(); ++i)
+      EXPECT_EQ(losses[i], stored[i].loss.loss) << threads << " threads, the " << i << "th added";
+    EXPECT_EQ(sum, expected) << threads;      // bitwise
+    EXPECT_EQ(sum_u, expected_u) << threads;  // bitwise, a layer's first parameter
+    ASSERT_EQ(summed.outcomes.size(), samples.size());
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      EXPECT_EQ(summed.outcomes[i].loss.loss, stored[i].loss.loss) << i;
+      EXPECT_EQ(summed.outcomes[i].grad.input_time, stored[i].grad.input_time) << i;
+      EXPECT_TRUE(summed.outcomes[i].grad.layers.empty()) << i;  // its buffer went on
+    }
+  }
+  EXPECT_NE(expected, egret::Matrix<double>::Zero(2, 3));
+}
+
+// OrderedGradientSum on outcomes finished out of order, by two threads: `add` sees them in index
+// order; kLeaveOut skips a non-finite one, kRefuse names it; a spent buffer is handed on.
+TEST(BatchGradient, OrderedSumAddsInIndexOrderAndAppliesTheRule) {
+  for (auto rule : {egret::NonFiniteSamples::kLeaveOut, egret::NonFiniteSamples::kRefuse}) {
+    std::vector<egret::SampleOutcome<double>> out(6);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i].grad.layers.resize(1);
+      out[i].grad.W_o = egret::Matrix<double>::Constant(1, 1, static_cast<double>(i));
+    }
+    out[3].report.nonfinite_steps = 1;
+    out[3].report.first_problem = "non-finite adjoint at step 2";
+    std::vector<double> seen;
+    auto add = [&](const egret::SampleOutcome<double>& o) { seen.push_back(o.grad.W_o(0, 0)); };
+    egret::OrderedGradientSum<double, decltype(add)> sum(out, rule, add);
+    EXPECT_TRUE(sum.take_buffer().layers.empty());  // nothing spent yet
+    std::thread other([&] {
+      for (std::size_t i : {5u, 2u, 4u}) sum.done(i, false);
+    });
+    for (std::size_t i : {1u, 3u, 0u}) sum.done(i, false);
+    other.join();
+    if (rule == egret::NonFiniteSamples::kLeaveOut) {
+      EXPECT_EQ(seen, (std::vector<double>{0, 1, 2, 4, 5}));
+      EXPECT_EQ(sum.used(), 5u);
+      EXPECT_EQ(sum.take_buffer().W_o.size(), 1);  // a spent buffer
+    } else {
+      EXPECT_EQ(seen, (std::vector<double>{0, 1, 2}));  // nothing after the refused sample
+      try {
+        (void)sum.used();
+        FAIL() << "kRefuse accepted a non-finite sample";
+      } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "backward pass, sample 3: non-finite adjoint at step 2");
+      }
+    }
+  }
+}
+
 // An error in a batch is the lowest-index sample's, whatever order the threads ran in.
 TEST(BatchGradient, ErrorsAreReportedInSampleOrder) {
   const auto net = small_network();
@@ -510,6 +594,18 @@ TEST(BatchGradient, ErrorsAreReportedInSampleOrder) {
             return samples[i];
           },
           request);
+      FAIL() << "no error";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(), "sample 1");
+    }
+    try {
+      egret::batch_gradient_sum(
+          net, 3,
+          [&](std::size_t i) -> const egret::Sample<double>& {
+            if (i > 0) throw std::invalid_argument("sample " + std::to_string(i));
+            return samples[i];
+          },
+          request, egret::NonFiniteSamples::kRefuse, [](const egret::SampleOutcome<double>&) {});
       FAIL() << "no error";
     } catch (const std::invalid_argument& e) {
       EXPECT_STREQ(e.what(), "sample 1");

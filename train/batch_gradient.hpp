@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/batch_runner.hpp"
+#include "train/ordered_gradient_sum.hpp"
 #include "train/sample_gradient.hpp"
 
 namespace egret {
@@ -25,22 +26,28 @@ struct BatchRequest {
   int threads = 0;  // <= 0: all cores
 };
 
-// Samples whose backward pass met non-finite values (BackwardReport::ok() is false).
-enum class NonFiniteSamples {
-  kLeaveOut,  // left out of the mean: one bad sample does not end a training run (it is counted)
-  kRefuse,    // an error naming the sample: a gradient query never averages fewer samples than
-              // it was given without saying so
-};
-
-// True if sample `index`'s gradient enters the batch mean under `rule`; throws under kRefuse.
-inline bool gradient_usable(const BackwardReport& report, std::size_t index,
-                            NonFiniteSamples rule) {
-  if (report.ok()) return true;
-  if (rule == NonFiniteSamples::kRefuse)
-    throw std::runtime_error("backward pass, sample " + std::to_string(index) + ": " +
-                             report.first_problem);
-  return false;
+namespace detail {
+// Each sample's outcome at its index; after each, done(i, failed). An exception in any sample is
+// rethrown after the batch, the lowest index first, so the error does not depend on scheduling.
+template <class Scalar, class SampleAt, class TakeBuffer, class Done>
+void run_batch_samples(const Network<Scalar>& net, std::size_t n, const SampleAt& sample_at,
+                       const BatchRequest& request, std::vector<SampleOutcome<Scalar>>& out,
+                       const TakeBuffer& take_buffer, const Done& done) {
+  std::vector<std::exception_ptr> errors(n);
+  for_each_sample(net, n, request.threads, [&](std::size_t i, Network<Scalar>& local) {
+    try {
+      out[i] = sample_loss_and_gradient(local, sample_at(i), request.loss, request.with_gradient,
+                                        request.activity, request.input_time_gradient, request.run,
+                                        request.state, take_buffer());
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+    done(i, errors[i] != nullptr);
+  });
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
+}  // namespace detail
 
 // Each sample's outcome, at its index, each run on a worker-local clone of `net` from its initial
 // state. `sample_at(i)` gives sample i (a const Sample<Scalar>&). An exception in any sample is
@@ -50,19 +57,33 @@ std::vector<SampleOutcome<Scalar>> batch_outcomes(const Network<Scalar>& net, st
                                                   const SampleAt& sample_at,
                                                   const BatchRequest& request) {
   std::vector<SampleOutcome<Scalar>> out(n);
-  std::vector<std::exception_ptr> errors(n);
-  for_each_sample(net, n, request.threads, [&](std::size_t i, Network<Scalar>& local) {
-    try {
-      out[i] = sample_loss_and_gradient(local, sample_at(i), request.loss, request.with_gradient,
-                                        request.activity, request.input_time_gradient, request.run,
-                                        request.state);
-    } catch (...) {
-      errors[i] = std::current_exception();
-    }
-  });
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+  detail::run_batch_samples(
+      net, n, sample_at, request, out, [] { return Gradient<Scalar>{}; }, [](std::size_t, bool) {});
   return out;
+}
+
+// A batch's outcomes and the number of gradients its sum holds.
+template <class Scalar>
+struct SummedBatch {
+  std::vector<SampleOutcome<Scalar>> outcomes;  // their gradients hold only the input gradients
+  std::size_t used = 0;                         // the divisor of the batch mean
+};
+
+// batch_outcomes, with each usable gradient (`rule`) given to `add` in sample order while the
+// batch runs (train/ordered_gradient_sum.hpp): bitwise what sum_gradients gives afterwards, but
+// without holding every sample's gradient. Errors as batch_outcomes', then the rule's refusal.
+template <class Scalar, class SampleAt, class Add>
+SummedBatch<Scalar> batch_gradient_sum(const Network<Scalar>& net, std::size_t n,
+                                       const SampleAt& sample_at, const BatchRequest& request,
+                                       NonFiniteSamples rule, const Add& add) {
+  SummedBatch<Scalar> r;
+  r.outcomes.resize(n);
+  OrderedGradientSum<Scalar, Add> sum(r.outcomes, rule, add);
+  detail::run_batch_samples(
+      net, n, sample_at, request, r.outcomes, [&] { return sum.take_buffer(); },
+      [&](std::size_t i, bool failed) { sum.done(i, failed); });
+  r.used = sum.used();
+  return r;
 }
 
 // Feeds the usable gradients to `add` in sample order (the sum is the same for any thread count)

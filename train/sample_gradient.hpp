@@ -2,6 +2,8 @@
 // every gradient query does per sample (train/trainer.hpp, the Python module).
 #pragma once
 
+#include <utility>
+
 #include "adjoint/activity_regularizer.hpp"
 #include "adjoint/losses.hpp"
 #include "adjoint/reverse_sweep.hpp"
@@ -22,16 +24,14 @@ struct SampleOutcome {
 
 // `net` is run from its initial state (use a clone per thread). Without gradient no tape is kept;
 // without input_time_gradient, o.grad.input_time and input_value stay empty (training needs
-// neither).
+// neither). `buffer`, if it is a gradient of `net` (an earlier sample's), is reused as o.grad.
 // The tape is one per thread, cleared (not freed) per sample: a tape grown past glibc's mmap
 // threshold and freed every sample costs page faults on every sample, more than the arithmetic.
 template <class Scalar>
-SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sample<Scalar>& s,
-                                               LossKind loss, bool with_gradient,
-                                               const ActivityRegularizer& activity = {},
-                                               bool input_time_gradient = true,
-                                               const RunSettings& run = {},
-                                               const StateRegularizer& state = {}) {
+SampleOutcome<Scalar> sample_loss_and_gradient(
+    Network<Scalar>& net, const Sample<Scalar>& s, LossKind loss, bool with_gradient,
+    const ActivityRegularizer& activity = {}, bool input_time_gradient = true,
+    const RunSettings& run = {}, const StateRegularizer& state = {}, Gradient<Scalar> buffer = {}) {
   thread_local Tape<Scalar> tape;
   SimOptions<Scalar> opt = s.options(run);
   opt.record_trace = false;
@@ -43,7 +43,8 @@ SampleOutcome<Scalar> sample_loss_and_gradient(Network<Scalar>& net, const Sampl
   o.loss = evaluate_loss(loss, o.forward.readouts, s.targets);
   if (!with_gradient) return o;
   o.activity = activity_term(net, tape, s.end_time, activity);
-  o.grad = zero_gradient(net, s.input.size());
+  o.grad = std::move(buffer);
+  make_zero_gradient(o.grad, net, s.input.size());
   const auto d_o = readout_backward(net, o.forward, o.loss.dlogits, o.grad);
   o.report =
       reverse_sweep(net, tape, o.forward, d_o, o.grad, &o.activity, input_time_gradient, state);

@@ -170,16 +170,19 @@ class Trainer {
   // One optimizer step on a minibatch. Samples whose backward pass reported non-finite values are
   // left out of the average (and counted); if all are, no step is taken.
   BatchStats train_step(const std::vector<const Sample<Scalar>*>& batch) {
-    const auto out = run_batch(
-        batch.size(), [&](std::size_t i) -> const Sample<Scalar>& { return *batch[i]; }, true);
-    BatchStats stats;
-    for (std::size_t i = 0; i < out.size(); ++i) stats.add(sample_stats(out[i], *batch[i], true));
     std::vector<Scalar> sum(params_.size(), 0);
-    const std::size_t used =
-        sum_gradients(out, NonFiniteSamples::kLeaveOut, [&](const SampleOutcome<Scalar>& o) {
+    const SummedBatch<Scalar> summed = batch_gradient_sum(
+        params_.network(), batch.size(),
+        [&](std::size_t i) -> const Sample<Scalar>& { return *batch[i]; }, request(true),
+        NonFiniteSamples::kLeaveOut,
+        [&](const SampleOutcome<Scalar>& o) {
           const std::vector<Scalar> g = params_.flatten(o.grad);
           for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += g[k];
         });
+    const auto& out = summed.outcomes;
+    const std::size_t used = summed.used;
+    BatchStats stats;
+    for (std::size_t i = 0; i < out.size(); ++i) stats.add(sample_stats(out[i], *batch[i], true));
     if (used > 0) {
       for (Scalar& v : sum) v /= static_cast<Scalar>(used);
       stats.grad_norm = clip_global_norm(sum, cfg_.optimizer.clip_norm);
@@ -215,6 +218,9 @@ class Trainer {
   template <class SampleAt>
   std::vector<SampleOutcome<Scalar>> run_batch(std::size_t n, const SampleAt& sample_at,
                                                bool with_gradient) const {
+    return batch_outcomes(params_.network(), n, sample_at, request(with_gradient));
+  }
+  BatchRequest request(bool with_gradient) const {
     BatchRequest request;
     request.loss = cfg_.loss;
     request.with_gradient = with_gradient;
@@ -223,7 +229,7 @@ class Trainer {
     request.input_time_gradient = false;
     request.run = cfg_.run;
     request.threads = cfg_.threads;
-    return batch_outcomes(params_.network(), n, sample_at, request);
+    return request;
   }
 
   // One sample's share of the batch statistics.

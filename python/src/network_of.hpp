@@ -148,20 +148,20 @@ class NetworkOf {
     request.input_time_gradient = batch.size() == 1;
     check_targets(batch, request.loss, loss);
     const Network<Scalar> net = net_.clone();  // see simulate
-    std::vector<SampleOutcome<Scalar>> out;
+    Gradient<Scalar> sum = zero_gradient(net, 0);
+    SummedBatch<Scalar> summed;
     {
       py::gil_scoped_release release;
-      out = batch_outcomes(
+      summed = batch_gradient_sum(
           net, batch.size(),
           [&](std::size_t i) -> const Sample<Scalar>& {
             return batch[i]->template sample<Scalar>();
           },
-          request);
+          request, NonFiniteSamples::kRefuse,
+          [&](const SampleOutcome<Scalar>& o) { sum += o.grad; });
     }
-    Gradient<Scalar> sum = zero_gradient(net, 0);
-    const std::size_t used = sum_gradients(out, NonFiniteSamples::kRefuse,
-                                           [&](const SampleOutcome<Scalar>& o) { sum += o.grad; });
-    sum *= Scalar(1) / static_cast<Scalar>(used);
+    const std::vector<SampleOutcome<Scalar>>& out = summed.outcomes;
+    sum *= Scalar(1) / static_cast<Scalar>(summed.used);
     py::dict grad = gradient_to_dict(sum, true);
     if (batch.size() == 1) {  // per-event input gradients exist for a single sample
       grad["input.time"] = f64_numpy(out[0].grad.input_time);
