@@ -579,36 +579,30 @@ TEST(BatchGradient, OrderedSumAddsInIndexOrderAndAppliesTheRule) {
   }
 }
 
-// An error in a batch is the lowest-index sample's, whatever order the threads ran in.
+// An error in a batch is the lowest-index sample's, whatever order the threads ran in, with the
+// outcomes stored or summed as the batch runs.
 TEST(BatchGradient, ErrorsAreReportedInSampleOrder) {
   const auto net = small_network();
   const auto samples = three_samples();
   egret::BatchRequest request;
   request.threads = 2;
+  auto sample_at = [&](std::size_t i) -> const egret::Sample<double>& {
+    if (i > 0) throw std::invalid_argument("sample " + std::to_string(i));
+    return samples[i];
+  };
+  auto expect_sample_1 = [](const auto& run_batch) {
+    try {
+      run_batch();
+      FAIL() << "no error";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(), "sample 1");
+    }
+  };
   for (int repeat = 0; repeat < 20; ++repeat) {
-    try {
-      egret::batch_outcomes(
-          net, 3,
-          [&](std::size_t i) -> const egret::Sample<double>& {
-            if (i > 0) throw std::invalid_argument("sample " + std::to_string(i));
-            return samples[i];
-          },
-          request);
-      FAIL() << "no error";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_STREQ(e.what(), "sample 1");
-    }
-    try {
-      egret::batch_gradient_sum(
-          net, 3,
-          [&](std::size_t i) -> const egret::Sample<double>& {
-            if (i > 0) throw std::invalid_argument("sample " + std::to_string(i));
-            return samples[i];
-          },
-          request, egret::NonFiniteSamples::kRefuse, [](const egret::SampleOutcome<double>&) {});
-      FAIL() << "no error";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_STREQ(e.what(), "sample 1");
-    }
+    expect_sample_1([&] { egret::batch_outcomes(net, 3, sample_at, request); });
+    expect_sample_1([&] {
+      egret::batch_gradient_sum(net, 3, sample_at, request, egret::NonFiniteSamples::kRefuse,
+                                [](const egret::SampleOutcome<double>&) {});
+    });
   }
 }
