@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -576,6 +577,49 @@ TEST(BatchGradient, OrderedSumAddsInIndexOrderAndAppliesTheRule) {
         EXPECT_STREQ(e.what(), "backward pass, sample 3: non-finite adjoint at step 2");
       }
     }
+  }
+}
+
+// summed_backward_sweeps (ForwardBatch.backward): each sweep adds into a zeroed gradient, even
+// when it is a recycled buffer, and the sum is the in-order one, bitwise, on 1 to 3 threads;
+// kLeaveOut leaves out a non-finite sample, and an error is the lowest index's.
+TEST(BatchGradient, SummedSweepsAddZeroedBuffersInSampleOrder) {
+  const auto net = small_network();
+  const std::size_t n = 9;
+  auto term = [](std::size_t i) { return 1.0 / (3.0 + static_cast<double>(i)) + 1e8 * (i % 2); };
+  auto sweep = [&](std::size_t i, egret::Gradient<double>& g) {
+    g.W_o.array() += term(i);  // += : a buffer left unzeroed would show
+    g.layers[1][0].value(0, 0) += -term(i);
+    if (i % 3 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // out of order
+    egret::BackwardReport r;
+    if (i == 4) r.nonfinite_steps = 1;
+    return r;
+  };
+  double expected = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != 4) expected += term(i);
+  for (int threads : {1, 2, 3}) {
+    const auto sum = egret::summed_backward_sweeps(
+        net, n, threads, egret::NonFiniteSamples::kLeaveOut, [](std::size_t i) { return i + 1; },
+        sweep);
+    EXPECT_EQ(sum.W_o(1, 2), expected) << threads;  // bitwise the in-order sum
+    EXPECT_EQ(sum.layers[1][0].value(0, 0), -expected) << threads;
+    EXPECT_EQ(sum.layers[1][0].value(1, 0), 0.0) << threads;
+  }
+  EXPECT_THROW(
+      egret::summed_backward_sweeps(
+          net, n, 2, egret::NonFiniteSamples::kRefuse, [](std::size_t) { return 0; }, sweep),
+      std::runtime_error);
+  try {
+    egret::summed_backward_sweeps(
+        net, n, 2, egret::NonFiniteSamples::kRefuse, [](std::size_t) { return 0; },
+        [&](std::size_t i, egret::Gradient<double>& g) {
+          if (i >= 2) throw std::invalid_argument(std::to_string(i));
+          return sweep(i, g);
+        });
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "2");
   }
 }
 

@@ -86,6 +86,35 @@ SummedBatch<Scalar> batch_gradient_sum(const Network<Scalar>& net, std::size_t n
   return r;
 }
 
+// For every sample i on the workers, sweep(i, grad) -> BackwardReport writes sample i's gradient
+// into `grad` (zeroed, for input_events(i) input events); the usable ones (`rule`) are summed in
+// sample order as they finish (train/ordered_gradient_sum.hpp). What ForwardBatch.backward does
+// with the tapes of an earlier forward pass. Errors: the lowest sample index's, then the rule's.
+template <class Scalar, class InputEvents, class Sweep>
+Gradient<Scalar> summed_backward_sweeps(const Network<Scalar>& net, std::size_t n, int threads,
+                                        NonFiniteSamples rule, const InputEvents& input_events,
+                                        const Sweep& sweep) {
+  std::vector<SampleOutcome<Scalar>> out(n);
+  Gradient<Scalar> sum = zero_gradient(net, 0);
+  const auto add = [&](const SampleOutcome<Scalar>& o) { sum += o.grad; };
+  OrderedGradientSum<Scalar, decltype(add)> summer(out, rule, add);
+  std::vector<std::exception_ptr> errors(n);
+  for_each_sample(net, n, threads, [&](std::size_t i, Network<Scalar>&) {
+    try {
+      out[i].grad = summer.take_buffer();
+      make_zero_gradient(out[i].grad, net, input_events(i));
+      out[i].report = sweep(i, out[i].grad);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+    summer.done(i, errors[i] != nullptr);
+  });
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  (void)summer.used();  // rethrows a refusal
+  return sum;
+}
+
 // Feeds the usable gradients to `add` in sample order (the sum is the same for any thread count)
 // and returns how many there were: the divisor of the batch mean.
 template <class Scalar, class Add>

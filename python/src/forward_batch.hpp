@@ -125,28 +125,23 @@ class ForwardBatchOf {
     const StateRegularizer state = state_regularizer_from(state_regularizer);
     const ActivityRegularizer activity = activity_regularizer_from(activity_regularizer);
     const std::size_t b = results_.size();
-    std::vector<Gradient<Scalar>> grads(b);
-    std::vector<BackwardReport> reports(b);
     std::vector<double> values(b, 0.0);
     {
       py::gil_scoped_release release;
-      for_each_sample(net_, b, threads_, [&](std::size_t i, Network<Scalar>&) {
-        grads[i] = zero_gradient(net_, input_sizes_[i]);  // the sweep writes input adjoints
-        const auto act = activity_term(net_, tapes_[i], results_[i].end_time, activity);
-        const std::vector<std::vector<Scalar>> no_upstream(
-            results_[i].readouts.size(), std::vector<Scalar>(readout_width(), Scalar(0)));
-        reports[i] =
-            reverse_sweep(net_, tapes_[i], results_[i], no_upstream, grads[i], &act, false, state);
-        values[i] = static_cast<double>(act.value) + reports[i].state_cost;
-      });
+      regularization_grad_ = summed_backward_sweeps(
+          net_, b, threads_, NonFiniteSamples::kRefuse, input_events(),
+          [&](std::size_t i, Gradient<Scalar>& grad) {
+            const auto act = activity_term(net_, tapes_[i], results_[i].end_time, activity);
+            const std::vector<std::vector<Scalar>> no_upstream(
+                results_[i].readouts.size(), std::vector<Scalar>(readout_width(), Scalar(0)));
+            const BackwardReport report =
+                reverse_sweep(net_, tapes_[i], results_[i], no_upstream, grad, &act, false, state);
+            values[i] = static_cast<double>(act.value) + report.state_cost;
+            return report;
+          });
     }
-    regularization_grad_ = zero_gradient(net_, 0);
     double mean = 0;
-    for (std::size_t i = 0; i < b; ++i) {
-      if (gradient_usable(reports[i], i, NonFiniteSamples::kRefuse))
-        regularization_grad_ += grads[i];
-      mean += values[i];
-    }
+    for (double v : values) mean += v;
     regularization_grad_ *= Scalar(1) / static_cast<Scalar>(b);
     has_regularization_ = true;
     return mean / static_cast<double>(b);
@@ -167,20 +162,19 @@ class ForwardBatchOf {
         via_logits
             ? unstack<Scalar>(d_logits, b, r, net_.readout()->classes(), "backward: d_logits")
             : unstack<Scalar>(d_traces, b, r, readout_width(), "backward: d_traces");
-    std::vector<Gradient<Scalar>> grads(b);
-    std::vector<BackwardReport> reports(b);
+    Gradient<Scalar> sum;
     {
       py::gil_scoped_release release;
-      for_each_sample(net_, b, threads_, [&](std::size_t i, Network<Scalar>&) {
-        grads[i] = zero_gradient(net_, input_sizes_[i]);
-        const auto d_o =
-            via_logits ? readout_backward(net_, results_[i], upstream[i], grads[i]) : upstream[i];
-        reports[i] = reverse_sweep(net_, tapes_[i], results_[i], d_o, grads[i]);
-      });
+      sum = summed_backward_sweeps(
+          net_, b, threads_, NonFiniteSamples::kRefuse, input_events(),
+          [&](std::size_t i, Gradient<Scalar>& grad) {
+            const auto d_o =
+                via_logits ? readout_backward(net_, results_[i], upstream[i], grad) : upstream[i];
+            return reverse_sweep(net_, tapes_[i], results_[i], d_o, grad,
+                                 static_cast<const ActivityTerm<Scalar>*>(nullptr),
+                                 /*input_time_adjoints=*/false);  // merged tape (forward())
+          });
     }
-    Gradient<Scalar> sum = zero_gradient(net_, 0);
-    for (std::size_t i = 0; i < b; ++i)
-      if (gradient_usable(reports[i], i, NonFiniteSamples::kRefuse)) sum += grads[i];
     if (d_regularization != 0) {
       if (!has_regularization_)
         throw std::invalid_argument(
@@ -195,6 +189,11 @@ class ForwardBatchOf {
   std::size_t size() const { return results_.size(); }
 
  private:
+  // Sample i's number of input events (the size of its input gradients).
+  auto input_events() const {
+    return [this](std::size_t i) { return input_sizes_[i]; };
+  }
+
   Network<Scalar> net_;
   std::vector<SimResult<Scalar>> results_;
   std::vector<Tape<Scalar>> tapes_;

@@ -120,6 +120,10 @@ class NetworkOf {
                         const Sample<Scalar>& s = batch[i]->template sample<Scalar>();
                         auto opt = s.options(cfg_.run_settings());
                         opt.tape = &tapes[i];
+                        // ForwardBatch returns no per-event input gradients: a bin's
+                        // simultaneous inputs are one tape step, and layer 0's inputs are netted
+                        // with the releases they meet, as in training (docs/adjoint.md §5).
+                        opt.tape_merge_simultaneous_inputs = true;
                         opt.record_trace = false;
                         results[i] = egret::simulate(local, s.input, opt);
                         sizes[i] = s.input.size();

@@ -138,20 +138,23 @@ def test_batch_equals_mean_of_single_samples_for_any_thread_count():
         assert np.array_equal(r["logits"][1], ref["logits"][1])
 
 
-def test_forward_backward_equals_loss_and_gradient():
-    net = egret.Network(config())
-    samples = [sample(seed=k, labels=(k % 3, 2)) for k in range(4)]
-    fb = net.forward(samples)
-    assert fb.traces.shape == (4, 2, 3) and fb.logits.shape == (4, 2, 3)
-    # dL/dlogits of the mean softmax cross-entropy, by hand
-    z = fb.logits
+def d_mean_cross_entropy(z, samples):
+    """dL/dlogits of the mean softmax cross-entropy over samples and readouts, by hand."""
     p = np.exp(z - z.max(axis=2, keepdims=True))
     p /= p.sum(axis=2, keepdims=True)
     y = np.zeros_like(p)
     for i, s in enumerate(samples):
         for j, label in enumerate(s.labels):
             y[i, j, label] = 1
-    grad = fb.backward(d_logits=(p - y) / (4 * 2))
+    return (p - y) / (z.shape[0] * z.shape[1])
+
+
+def test_forward_backward_equals_loss_and_gradient():
+    net = egret.Network(config())
+    samples = [sample(seed=k, labels=(k % 3, 2)) for k in range(4)]
+    fb = net.forward(samples)
+    assert fb.traces.shape == (4, 2, 3) and fb.logits.shape == (4, 2, 3)
+    grad = fb.backward(d_logits=d_mean_cross_entropy(fb.logits, samples))
     _, ref, _ = net.loss_and_gradient(samples)
     for name in ref:
         np.testing.assert_allclose(grad[name], ref[name], rtol=1e-12, atol=1e-15, err_msg=name)
@@ -159,6 +162,36 @@ def test_forward_backward_equals_loss_and_gradient():
         net.forward(samples).backward(d_logits=np.zeros((4, 3)))
     with pytest.raises(ValueError, match="exactly one of d_traces and d_logits"):
         net.forward(samples).backward()
+
+
+def binned_sample(seed, labels):
+    """A binned stream as egret.to_input makes one: whole-ms times, at most one event per channel
+    and bin, small whole values (so that some inputs meet a release of the same value)."""
+    rng = np.random.default_rng(seed)
+    cells = np.sort(rng.choice(40 * 4, 90, replace=False))
+    return egret.Sample((cells // 4).astype(float), (cells % 4).astype(np.int64),
+                        rng.integers(1, 4, 90).astype(float), channels=4, end_time=40.0,
+                        readout_windows=[(10.0, 25.0), (20.0, 39.0)], labels=list(labels))
+
+
+def test_forward_backward_on_binned_input_equals_the_event_by_event_gradient():
+    """ForwardBatch.backward returns no per-event input gradients, so forward() records a bin's
+    simultaneous inputs as one tape step and nets inputs with the releases they meet (the input
+    window, 3 ms, is a whole number of bins), as loss_and_gradient does for a batch. Its gradient
+    equals loss_and_gradient's on the batch, and the mean of the single-sample gradients, which
+    take every input and release one by one with per-event input adjoints: a path that neither
+    merges nor nets."""
+    net = egret.Network(config())
+    samples = [binned_sample(k, (k % 3, 2)) for k in range(4)]
+    fb = net.forward(samples, threads=2)
+    grad = fb.backward(d_logits=d_mean_cross_entropy(fb.logits, samples))
+    _, batch, _ = net.loss_and_gradient(samples)
+    singles = [net.loss_and_gradient(s)[1] for s in samples]
+    assert any(np.abs(batch[name]).max() > 1e-3 for name in batch)
+    for name in batch:
+        np.testing.assert_allclose(grad[name], batch[name], rtol=1e-12, atol=1e-15, err_msg=name)
+        mean = sum(np.asarray(g[name]) for g in singles) / len(samples)
+        np.testing.assert_allclose(grad[name], mean, rtol=1e-9, atol=1e-12, err_msg=name)
 
 
 def test_parameters_round_trip_and_checks():
