@@ -599,24 +599,20 @@ TEST(BatchGradient, SummedSweepsAddZeroedBuffersInSampleOrder) {
   for (std::size_t i = 0; i < n; ++i)
     if (i != 4) expected += term(i);
   for (int threads : {1, 2, 3}) {
-    const auto sum = egret::summed_backward_sweeps(
-        net, n, threads, egret::NonFiniteSamples::kLeaveOut, [](std::size_t i) { return i + 1; },
-        sweep);
+    const auto sum =
+        egret::summed_backward_sweeps(net, n, threads, egret::NonFiniteSamples::kLeaveOut, sweep);
     EXPECT_EQ(sum.W_o(1, 2), expected) << threads;  // bitwise the in-order sum
     EXPECT_EQ(sum.layers[1][0].value(0, 0), -expected) << threads;
     EXPECT_EQ(sum.layers[1][0].value(1, 0), 0.0) << threads;
   }
-  EXPECT_THROW(
-      egret::summed_backward_sweeps(
-          net, n, 2, egret::NonFiniteSamples::kRefuse, [](std::size_t) { return 0; }, sweep),
-      std::runtime_error);
+  EXPECT_THROW(egret::summed_backward_sweeps(net, n, 2, egret::NonFiniteSamples::kRefuse, sweep),
+               std::runtime_error);
   try {
-    egret::summed_backward_sweeps(
-        net, n, 2, egret::NonFiniteSamples::kRefuse, [](std::size_t) { return 0; },
-        [&](std::size_t i, egret::Gradient<double>& g) {
-          if (i >= 2) throw std::invalid_argument(std::to_string(i));
-          return sweep(i, g);
-        });
+    egret::summed_backward_sweeps(net, n, 2, egret::NonFiniteSamples::kRefuse,
+                                  [&](std::size_t i, egret::Gradient<double>& g) {
+                                    if (i >= 2) throw std::invalid_argument(std::to_string(i));
+                                    return sweep(i, g);
+                                  });
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "2");

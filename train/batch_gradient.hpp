@@ -27,18 +27,18 @@ struct BatchRequest {
 };
 
 namespace detail {
-// Each sample's outcome at its index; after each, done(i, failed). An exception in any sample is
-// rethrown after the batch, the lowest index first, so the error does not depend on scheduling.
-template <class Scalar, class SampleAt, class TakeBuffer, class Done>
-void run_batch_samples(const Network<Scalar>& net, std::size_t n, const SampleAt& sample_at,
-                       const BatchRequest& request, std::vector<SampleOutcome<Scalar>>& out,
-                       const TakeBuffer& take_buffer, const Done& done) {
+// out[i] = compute(i, local, buffer) for each sample i on the workers, `local` being make_local()'s
+// value (made once per worker) and `buffer` take_buffer()'s; after each, done(i, failed). An
+// exception in any sample is rethrown after the batch, the lowest index first, so the error does
+// not depend on scheduling.
+template <class Scalar, class MakeLocal, class TakeBuffer, class Done, class Compute>
+void run_batch_samples(std::size_t n, int threads, const MakeLocal& make_local,
+                       std::vector<SampleOutcome<Scalar>>& out, const TakeBuffer& take_buffer,
+                       const Done& done, const Compute& compute) {
   std::vector<std::exception_ptr> errors(n);
-  for_each_sample(net, n, request.threads, [&](std::size_t i, Network<Scalar>& local) {
+  for_each_in_index_order(n, threads, make_local, [&](std::size_t i, auto& local) {
     try {
-      out[i] = sample_loss_and_gradient(local, sample_at(i), request.loss, request.with_gradient,
-                                        request.activity, request.input_time_gradient, request.run,
-                                        request.state, take_buffer());
+      out[i] = compute(i, local, take_buffer());
     } catch (...) {
       errors[i] = std::current_exception();
     }
@@ -46,6 +46,20 @@ void run_batch_samples(const Network<Scalar>& net, std::size_t n, const SampleAt
   });
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+// run_batch_samples computing sample_loss_and_gradient on a worker-local clone of `net`.
+template <class Scalar, class SampleAt, class TakeBuffer, class Done>
+void run_batch_losses(const Network<Scalar>& net, std::size_t n, const SampleAt& sample_at,
+                      const BatchRequest& request, std::vector<SampleOutcome<Scalar>>& out,
+                      const TakeBuffer& take_buffer, const Done& done) {
+  run_batch_samples(
+      n, request.threads, [&] { return net.clone(); }, out, take_buffer, done,
+      [&](std::size_t i, Network<Scalar>& local, Gradient<Scalar> buffer) {
+        return sample_loss_and_gradient(local, sample_at(i), request.loss, request.with_gradient,
+                                        request.activity, request.input_time_gradient, request.run,
+                                        request.state, std::move(buffer));
+      });
 }
 }  // namespace detail
 
@@ -57,7 +71,7 @@ std::vector<SampleOutcome<Scalar>> batch_outcomes(const Network<Scalar>& net, st
                                                   const SampleAt& sample_at,
                                                   const BatchRequest& request) {
   std::vector<SampleOutcome<Scalar>> out(n);
-  detail::run_batch_samples(
+  detail::run_batch_losses(
       net, n, sample_at, request, out, [] { return Gradient<Scalar>{}; }, [](std::size_t, bool) {});
   return out;
 }
@@ -79,7 +93,7 @@ SummedBatch<Scalar> batch_gradient_sum(const Network<Scalar>& net, std::size_t n
   SummedBatch<Scalar> r;
   r.outcomes.resize(n);
   OrderedGradientSum<Scalar, Add> sum(r.outcomes, rule, add);
-  detail::run_batch_samples(
+  detail::run_batch_losses(
       net, n, sample_at, request, r.outcomes, [&] { return sum.take_buffer(); },
       [&](std::size_t i, bool failed) { sum.done(i, failed); });
   r.used = sum.used();
@@ -87,36 +101,34 @@ SummedBatch<Scalar> batch_gradient_sum(const Network<Scalar>& net, std::size_t n
 }
 
 // For every sample i on the workers, sweep(i, grad) -> BackwardReport writes sample i's gradient
-// into `grad` (zeroed, for input_events(i) input events); the usable ones (`rule`) are summed in
-// sample order as they finish (train/ordered_gradient_sum.hpp). What ForwardBatch.backward does
-// with the tapes of an earlier forward pass. Errors: the lowest sample index's, then the rule's.
-template <class Scalar, class InputEvents, class Sweep>
+// into `grad` (zeroed, without input gradients); the usable ones (`rule`) are summed in sample
+// order as they finish (train/ordered_gradient_sum.hpp). What ForwardBatch.backward does with the
+// tapes of an earlier forward pass; the sweeps read the shared `net`, so no worker clones it.
+// Errors: the lowest sample index's, then the rule's.
+template <class Scalar, class Sweep>
 Gradient<Scalar> summed_backward_sweeps(const Network<Scalar>& net, std::size_t n, int threads,
-                                        NonFiniteSamples rule, const InputEvents& input_events,
-                                        const Sweep& sweep) {
+                                        NonFiniteSamples rule, const Sweep& sweep) {
   std::vector<SampleOutcome<Scalar>> out(n);
   Gradient<Scalar> sum = zero_gradient(net, 0);
   const auto add = [&](const SampleOutcome<Scalar>& o) { sum += o.grad; };
   OrderedGradientSum<Scalar, decltype(add)> summer(out, rule, add);
-  std::vector<std::exception_ptr> errors(n);
-  for_each_sample(net, n, threads, [&](std::size_t i, Network<Scalar>&) {
-    try {
-      out[i].grad = summer.take_buffer();
-      make_zero_gradient(out[i].grad, net, input_events(i));
-      out[i].report = sweep(i, out[i].grad);
-    } catch (...) {
-      errors[i] = std::current_exception();
-    }
-    summer.done(i, errors[i] != nullptr);
-  });
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+  detail::run_batch_samples(
+      n, threads, [] { return 0; }, out, [&] { return summer.take_buffer(); },
+      [&](std::size_t i, bool failed) { summer.done(i, failed); },
+      [&](std::size_t i, int, Gradient<Scalar> buffer) {
+        SampleOutcome<Scalar> o;
+        o.grad = std::move(buffer);
+        make_zero_gradient(o.grad, net, 0);
+        o.report = sweep(i, o.grad);
+        return o;
+      });
   (void)summer.used();  // rethrows a refusal
   return sum;
 }
 
-// Feeds the usable gradients to `add` in sample order (the sum is the same for any thread count)
-// and returns how many there were: the divisor of the batch mean.
+// The reference the ordered sum is checked against (tests/test_training.cpp): feeds the usable
+// gradients of stored outcomes to `add` in sample order and returns how many there were, the
+// divisor of the batch mean. Production sums while the batch runs (batch_gradient_sum).
 template <class Scalar, class Add>
 std::size_t sum_gradients(const std::vector<SampleOutcome<Scalar>>& out, NonFiniteSamples rule,
                           const Add& add) {

@@ -99,6 +99,12 @@ class ParameterVector {
   // dL/d(values) from a gradient in natural coordinates, at the current values.
   std::vector<Scalar> flatten(const Gradient<Scalar>& g) const {
     std::vector<Scalar> out;
+    flatten(g, out);
+    return out;
+  }
+  // The same into `out`, whose storage is reused (the trainer flattens every sample's gradient).
+  void flatten(const Gradient<Scalar>& g, std::vector<Scalar>& out) const {
+    out.clear();
     out.reserve(values_.size());
     for (std::size_t l = 0; l < layers_.size(); ++l) {
       const NamedParameters<Scalar>& gl = g.layers[l];
@@ -113,7 +119,6 @@ class ParameterVector {
     }
     append(out, g.W_o);
     append(out, g.b_o);
-    return out;
   }
 
   bool trains_time_constants() const { return train_tau_; }

@@ -175,9 +175,9 @@ class Trainer {
         params_.network(), batch.size(),
         [&](std::size_t i) -> const Sample<Scalar>& { return *batch[i]; }, request(true),
         NonFiniteSamples::kLeaveOut,
-        [&](const SampleOutcome<Scalar>& o) {
-          const std::vector<Scalar> g = params_.flatten(o.grad);
-          for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += g[k];
+        [&](const SampleOutcome<Scalar>& o) {  // one worker at a time, in sample order
+          params_.flatten(o.grad, flat_);
+          for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += flat_[k];
         });
     const auto& out = summed.outcomes;
     const std::size_t used = summed.used;
@@ -266,6 +266,7 @@ class Trainer {
   ParameterVector<Scalar> params_;
   Optimizer<Scalar> optimizer_;
   std::mt19937_64 rng_;
+  std::vector<Scalar> flat_;  // train_step's flattened sample gradient, reused across samples
 };
 
 }  // namespace egret

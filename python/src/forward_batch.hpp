@@ -67,11 +67,10 @@ template <class Scalar>
 class ForwardBatchOf {
  public:
   ForwardBatchOf(Network<Scalar> net, std::vector<SimResult<Scalar>> results,
-                 std::vector<Tape<Scalar>> tapes, std::vector<std::size_t> input_sizes, int threads)
+                 std::vector<Tape<Scalar>> tapes, int threads)
       : net_(std::move(net)),
         results_(std::move(results)),
         tapes_(std::move(tapes)),
-        input_sizes_(std::move(input_sizes)),
         threads_(threads) {}
   ForwardBatchOf(const ForwardBatchOf&) = delete;
   ForwardBatchOf(ForwardBatchOf&&) = default;
@@ -129,8 +128,7 @@ class ForwardBatchOf {
     {
       py::gil_scoped_release release;
       regularization_grad_ = summed_backward_sweeps(
-          net_, b, threads_, NonFiniteSamples::kRefuse, input_events(),
-          [&](std::size_t i, Gradient<Scalar>& grad) {
+          net_, b, threads_, NonFiniteSamples::kRefuse, [&](std::size_t i, Gradient<Scalar>& grad) {
             const auto act = activity_term(net_, tapes_[i], results_[i].end_time, activity);
             const std::vector<std::vector<Scalar>> no_upstream(
                 results_[i].readouts.size(), std::vector<Scalar>(readout_width(), Scalar(0)));
@@ -166,8 +164,7 @@ class ForwardBatchOf {
     {
       py::gil_scoped_release release;
       sum = summed_backward_sweeps(
-          net_, b, threads_, NonFiniteSamples::kRefuse, input_events(),
-          [&](std::size_t i, Gradient<Scalar>& grad) {
+          net_, b, threads_, NonFiniteSamples::kRefuse, [&](std::size_t i, Gradient<Scalar>& grad) {
             const auto d_o =
                 via_logits ? readout_backward(net_, results_[i], upstream[i], grad) : upstream[i];
             return reverse_sweep(net_, tapes_[i], results_[i], d_o, grad,
@@ -189,15 +186,9 @@ class ForwardBatchOf {
   std::size_t size() const { return results_.size(); }
 
  private:
-  // Sample i's number of input events (the size of its input gradients).
-  auto input_events() const {
-    return [this](std::size_t i) { return input_sizes_[i]; };
-  }
-
   Network<Scalar> net_;
   std::vector<SimResult<Scalar>> results_;
   std::vector<Tape<Scalar>> tapes_;
-  std::vector<std::size_t> input_sizes_;
   int threads_ = 0;
   Gradient<Scalar> regularization_grad_;  // the mean regularisers' (regularization())
   bool has_regularization_ = false;

@@ -112,7 +112,6 @@ class NetworkOf {
         parameters.is_none() ? net_.clone() : with_parameters(net_, parameters.cast<py::dict>());
     std::vector<SimResult<Scalar>> results(batch.size());
     std::vector<Tape<Scalar>> tapes(batch.size());
-    std::vector<std::size_t> sizes(batch.size());
     {
       py::gil_scoped_release release;
       for_each_sample(net, batch.size(), checked_threads(threads),
@@ -126,11 +125,9 @@ class NetworkOf {
                         opt.tape_merge_simultaneous_inputs = true;
                         opt.record_trace = false;
                         results[i] = egret::simulate(local, s.input, opt);
-                        sizes[i] = s.input.size();
                       });
     }
-    return ForwardBatchOf<Scalar>(std::move(net), std::move(results), std::move(tapes),
-                                  std::move(sizes), threads);
+    return ForwardBatchOf<Scalar>(std::move(net), std::move(results), std::move(tapes), threads);
   }
 
   // Mean loss over the samples and the exact gradient of the mean, with accuracy counts. A sample
