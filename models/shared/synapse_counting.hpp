@@ -17,7 +17,7 @@ namespace egret {
 // for binary inputs, MACs for graded ones), decided per operand.
 template <class Scalar>
 bool is_binary_operand(Scalar v) {
-  return v == Scalar(1) || v == Scalar(-1);
+  return (v == Scalar(1)) | (v == Scalar(-1));  // no branch: binned values alternate
 }
 
 // How many operands of a list are binary and how many graded (zeros are neither).
