@@ -323,6 +323,7 @@ BackwardReport reverse_sweep(const Network<Scalar>& net, const Tape<Scalar>& tap
           detail::activity_emission(*activity, net.layer(st.layer).output_time_constant(item.index),
                                     st, item, g_time[ui], g_value[ui], A);
         A.emission_adjoint(item, g_value[ui], g_aux[ui]);
+        A.emission_time_adjoint(item, g_time[ui]);
         d_time += g_time[ui];
       }
     }

@@ -86,6 +86,10 @@ class LayerAdjoint {
 
   // 2. One emission of an internal step, with the complete adjoints of its value and aux.
   virtual void emission_adjoint(const TapeItem<Scalar>& item, Scalar d_value, Scalar d_aux) = 0;
+  // 2b. Right after it, the complete adjoint of that emission's time. The sweep also passes their
+  // sum to interval_adjoint; a family whose simultaneous crossings each have a guard of their own
+  // (continuous EGRU: models/continuous_egru/tied_crossings.hpp) needs them one by one.
+  virtual void emission_time_adjoint(const TapeItem<Scalar>& /*item*/, Scalar /*d_time*/) {}
 
   // 3. Back across the interval that ends at `step`; `d_time` is the adjoint of the step's time
   // collected so far (its emissions' time adjoints). Returns the part of the time adjoint that

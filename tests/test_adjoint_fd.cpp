@@ -46,6 +46,12 @@ struct Problem {
   bool merge_simultaneous_inputs = false;
   // Layer 0's inputs as window changes where the tape merges (SimOptions::net_input_windows).
   bool net_input_windows = true;
+  // Crossings of one layer less than this far apart (ms) count as one group in Run::events,
+  // its units in index order: a perturbation may separate tied units (0: off).
+  double tie_group_width = 0;
+  // Layer 0's tied units, whose V entries among each other are not sampled: such a weight makes
+  // them act on each other after the tie, and the loss has a kink where that separates them.
+  std::vector<Index> tied_units;
 };
 
 egret::Network<double> build(const Problem& pr) {
@@ -66,9 +72,31 @@ struct Run {
   std::size_t emitted = 0;
   std::int64_t largest_step = 0;  // the most items of one step (units crossing together)
   std::size_t tape_steps = 0;
+  std::vector<std::tuple<double, egret::EventKind, Index>> steps;  // time, kind, layer
   egret::Gradient<double> grad;
   egret::BackwardReport report;
 };
+
+// Every step's items in processing order, where consecutive steps within `width` ms of the
+// group's first form one group, its items sorted: tied units' crossings, the releases of their
+// events and their arrivals at the next layer, which a perturbation separates and may interleave.
+std::vector<std::tuple<egret::EventKind, Index, Index>> grouped_crossings(
+    const egret::Tape<double>& tape, double width) {
+  std::vector<std::tuple<egret::EventKind, Index, Index>> out;
+  std::size_t group = 0;  // where the open group starts in out
+  double group_time = -1;
+  for (const auto& st : tape.steps) {
+    if (st.time - group_time > width) {
+      group = out.size();
+      group_time = st.time;
+    }
+    for (std::int64_t k = 0; k < tape.n_items(st); ++k)
+      out.emplace_back(st.kind, st.layer,
+                       tape.items[static_cast<std::size_t>(st.first_item + k)].index);
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(group), out.end());
+  }
+  return out;
+}
 
 Run run(const Problem& pr, bool with_gradient) {
   auto net = build(pr);
@@ -91,7 +119,14 @@ Run run(const Problem& pr, bool with_gradient) {
   r.emitted = fwd.trace.size();
   r.tape_bytes = tape.bytes();
   r.tape_steps = tape.steps.size();
+  for (const auto& st : tape.steps) r.steps.emplace_back(st.time, st.kind, st.layer);
+  if (pr.tie_group_width > 0) {
+    r.events = grouped_crossings(tape, pr.tie_group_width);
+    for (const auto& st : tape.steps)
+      r.largest_step = std::max<std::int64_t>(r.largest_step, tape.n_items(st));
+  }
   for (const auto& st : tape.steps) {
+    if (pr.tie_group_width > 0) break;
     // A merged step of simultaneous inputs stands for one step per input.
     const bool merged = st.kind != egret::EventKind::kInternal && tape.n_items(st) > 1;
     for (std::int64_t k = 0; k < (merged ? tape.n_items(st) : 1); ++k)
@@ -104,7 +139,10 @@ Run run(const Problem& pr, bool with_gradient) {
   for (double t : pr.readout_times) {
     Index before = 0;
     for (const auto& st : tape.steps)
-      before += st.time <= t ? (st.kind == egret::EventKind::kInternal ? 1 : tape.n_items(st)) : 0;
+      before += st.time <= t ? (st.kind == egret::EventKind::kInternal && pr.tie_group_width == 0
+                                    ? 1
+                                    : tape.n_items(st))
+                             : 0;
     r.events.emplace_back(egret::EventKind::kReadout, -1, before);
   }
   if (with_gradient || pr.state.active()) {
@@ -186,8 +224,12 @@ std::vector<Param> sample_parameters(const Problem& pr, std::mt19937_64& rng, in
         // A sparse layer's parameters are its connections (the nonzero weights); without
         // self-recurrence the diagonal of V is no parameter.
         const bool recurrent = m.name[0] == 'V';
+        auto tied = [&](Index k) {
+          return l == 0 &&
+                 std::find(pr.tied_units.begin(), pr.tied_units.end(), k) != pr.tied_units.end();
+        };
         while ((p.sparse && (p.*(m.param))(i, j) == 0) ||
-               (recurrent && !p.self_recurrence && i == j)) {
+               (recurrent && !p.self_recurrence && i == j) || (recurrent && tied(i) && tied(j))) {
           i = pick((p.*(m.param)).rows());
           j = pick((p.*(m.param)).cols());
         }
@@ -252,13 +294,17 @@ struct FdStats {
 // events (inputs, releases, crossings) must be the same at all four points.
 // `tolerance`: relative, 1e-6 for closed-form flows, 1e-5 for Odeint flows (docs/architecture.md,
 // "Verification standards").
+// `extra`: parameters checked besides the sampled ones.
 void check_problem(const Problem& base, std::uint64_t seed, int per_matrix, FdStats& stats,
-                   std::size_t min_events, double tolerance = 1e-6, double largest_step = 1e-4) {
+                   std::size_t min_events, double tolerance = 1e-6, double largest_step = 1e-4,
+                   const std::vector<Param>& extra = {}) {
   const Run r0 = run(base, true);
   ASSERT_GE(r0.emitted, min_events) << "scenario too quiet to be a test";
   ASSERT_TRUE(r0.report.ok()) << r0.report.first_problem;
   std::mt19937_64 rng(seed);
-  for (const Param& prm : sample_parameters(base, rng, per_matrix)) {
+  std::vector<Param> params = sample_parameters(base, rng, per_matrix);
+  params.insert(params.end(), extra.begin(), extra.end());
+  for (const Param& prm : params) {
     Problem q = base;
     const double x0 = prm.value(q);
     // The largest step (1e-4, 1e-5, else 1e-6 or 1e-7: two events may be a few 1e-6 ms apart) at
@@ -1195,6 +1241,220 @@ TEST(SparseConnectivity, ExpGateKernelGradientOnTheConnections) {
 
 // The single-unit derivatives of the first crossing time t* = (tau/u) ln((z - c0)/(z - theta))
 // against central differences of the formula itself.
+// ---- Ties: units that cross together, an input at a crossing time (docs/adjoint.md §6).
+
+// Units `tied` of a layer made identical (every weight row, bias, threshold, initial state and
+// time constant of the first), so that they cross together. `cross`: the weight of each tied
+// unit's event on the other tied units (V_u, V_z; 0: they do not interact), and whether their
+// events reach the layer's other units (random weights) or only the readout.
+void tie_units(P& p, const std::vector<Index>& tied, double cross, bool reach_others,
+               std::uint64_t seed) {
+  const Index t0 = tied[0];
+  for (const Index t : tied) {
+    for (egret::Matrix<double>* W : {&p.U_u, &p.U_r, &p.U_z, &p.V_u, &p.V_r, &p.V_z})
+      W->row(t) = W->row(t0);
+    for (egret::Vector<double>* v :
+         {&p.b_u, &p.b_r, &p.b_z, &p.theta, &p.c_init, &p.tau_m, &p.tau_s})
+      if (v->size() > 0) (*v)[t] = (*v)[t0];
+    p.b_z[t] = 0.9;  // let the group reach its threshold on its own
+  }
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> U(-0.6, 0.6);
+  for (egret::Matrix<double>* V : {&p.V_u, &p.V_r, &p.V_z})
+    for (const Index t : tied)
+      for (Index m = 0; m < p.units(); ++m) {
+        const bool is_tied = std::find(tied.begin(), tied.end(), m) != tied.end();
+        const double w = is_tied ? (m == t || V == &p.V_r ? 0.0 : cross)
+                                 : (reach_others && (!p.sparse || (*V)(m, t) != 0) ? U(rng) : 0.0);
+        (*V)(m, t) = w;
+      }
+}
+
+// The parameters of the tied units that a sampled set may miss.
+std::vector<Param> tied_unit_parameters(const std::vector<Index>& tied) {
+  std::vector<Param> out;
+  for (const Index t : tied)
+    for (const char* name : {"b_u", "b_z", "theta", "tau_m"}) {
+      const std::string n = name;
+      out.push_back(
+          {"layer0." + n + "(" + std::to_string(t) + ")",
+           [=](Problem& q) -> double& {
+             P& p = q.layers[0];
+             return n == "b_u"     ? p.b_u[t]
+                    : n == "b_z"   ? p.b_z[t]
+                    : n == "theta" ? p.theta[t]
+                                   : p.tau_m[t];
+           },
+           [=](const egret::Gradient<double>& g) { return g.layers[0].at(n, "test")(t, 0); }});
+    }
+  return out;
+}
+
+// The kinds of layer the tie tests run on, and a random problem of that kind.
+struct TieCase {
+  const char* name;
+  bool exp, sparse, state_cost;
+};
+const TieCase kTieCases[] = {{"box", false, false, false},
+                             {"box, state cost", false, false, true},
+                             {"exp", true, false, false},
+                             {"box sparse", false, true, false}};
+
+Problem tie_problem(const TieCase& c, std::uint64_t seed, std::vector<Index> units, Index channels,
+                    double end) {
+  Problem pr = c.exp ? exp_kernel_problem(seed, std::move(units), false)
+                     : random_problem(seed, std::move(units), channels, end);
+  if (c.sparse) make_sparse(pr, 0.6, seed);
+  if (c.state_cost) {
+    pr.state.weight = 5.0;
+    pr.state.margin = 0.05;
+    pr.state.detach_threshold = false;
+  }
+  return pr;
+}
+
+// Tied units whose events reach only the readout: the loss is smooth where a perturbation
+// separates them, and every unit's gradient is its own (before the fix, the whole group's went
+// to the first unit's guard: b_z of the third unit had 0 against a finite difference of 0.19).
+TEST(AdjointFiniteDifference, TiedCrossingsOfUnitsThatReachOnlyTheReadout) {
+  for (const TieCase& c : kTieCases) {
+    SCOPED_TRACE(c.name);
+    FdStats st;
+    for (std::uint64_t seed : {201, 202}) {
+      Problem pr = tie_problem(c, seed, {6}, 4, 40.0);
+      const std::vector<Index> tied = {1, 3, 4};
+      tie_units(pr.layers[0], tied, 0.0, false, seed);
+      pr.tie_group_width = 1e-3;
+      pr.tied_units = tied;
+      const ::Run r = run(pr, true);
+      ASSERT_GE(r.largest_step, 3) << "the tied units should cross together";
+      EXPECT_GT(r.report.simultaneous_crossings, 0);
+      check_problem(pr, seed, 3, st, 15, c.exp ? 1e-5 : 1e-6, c.state_cost ? 1e-6 : 1e-4,
+                    tied_unit_parameters(tied));
+    }
+    std::printf("  tied crossings (%s): %d gradients checked, %d skipped, worst %.2e (%s)\n",
+                c.name, st.checked, st.skipped, st.worst, st.worst_name.c_str());
+    EXPECT_GT(st.checked, 60);
+    EXPECT_LT(st.skipped, st.checked / 10);
+  }
+}
+
+// Every gradient of `a` against `b`, each parameter as a whole (expect_close), inputs included.
+void expect_same_gradient(const Run& a, const Run& b, double rel) {
+  ASSERT_EQ(a.grad.layers.size(), b.grad.layers.size());
+  for (std::size_t l = 0; l < b.grad.layers.size(); ++l)
+    for (const auto& e : b.grad.layers[l])
+      if (e.value.cwiseAbs().maxCoeff() > 0)
+        expect_close(a.grad.layers[l].at(e.spec.name, "test"), e.value, rel,
+                     "layer " + std::to_string(l) + " " + e.spec.name);
+  expect_close(a.grad.W_o, b.grad.W_o, rel, "W_o");
+  expect_close(a.grad.b_o, b.grad.b_o, rel, "b_o");
+  if (!b.grad.input_time.empty()) {
+    expect_close(as_column(a.grad.input_time), as_column(b.grad.input_time), rel, "input_time");
+    expect_close(as_column(a.grad.input_value), as_column(b.grad.input_value), rel, "input_value");
+  }
+}
+
+// Tied units that act on each other and on the rest of the network (and on a second layer): the
+// loss has a kink where they separate, and the gradient is the derivative from the side where
+// they cross in index order. It must be the limit of the gradient of crossings 1e-9 ms apart in
+// that order (each later unit's b_z lowered by 1e-9 per place), which the ordinary,
+// finite-difference-checked path computes.
+TEST(AdjointFiniteDifference, TiedCrossingsAreTheLimitOfCrossingsInIndexOrder) {
+  struct Case {
+    TieCase kind;
+    std::vector<Index> units;
+  };
+  for (const Case& c :
+       {Case{kTieCases[0], {6}}, Case{kTieCases[0], {6, 4}}, Case{kTieCases[1], {6}},
+        Case{kTieCases[2], {6}}, Case{kTieCases[2], {6, 3}}, Case{kTieCases[3], {6, 4}}}) {
+    SCOPED_TRACE(std::string(c.kind.name) + ", " + std::to_string(c.units.size()) + " layer(s)");
+    for (std::uint64_t seed : {211, 212}) {
+      Problem pr = tie_problem(c.kind, seed, c.units, 4, 40.0);
+      const std::vector<Index> tied = {0, 2, 5};
+      tie_units(pr.layers[0], tied, 0.3, true, seed);
+      Problem apart = pr;
+      for (std::size_t k = 1; k < tied.size(); ++k)
+        apart.layers[0].b_z[tied[k]] -= 1e-9 * static_cast<double>(k);
+      pr.tie_group_width = apart.tie_group_width = 1e-6;
+      ::Run r_tied = run(pr, true), r_apart = run(apart, true);
+      ASSERT_TRUE(r_tied.report.ok()) << r_tied.report.first_problem;
+      ASSERT_GE(r_tied.largest_step, 3) << "the tied units should cross together";
+      ASSERT_EQ(r_tied.events, r_apart.events) << "the same events, the tie apart";
+      ASSERT_GE(r_tied.emitted, 15u) << "scenario too quiet to be a test";
+      EXPECT_NEAR(r_tied.loss, r_apart.loss, 1e-6 * std::abs(r_apart.loss));
+      // The forward pass gives every tied unit's event the reset gate r from before the step
+      // (its aux): V_r between tied units (0 here) reaches r only after the step, where in order
+      // it would reach the later units' r first. Those entries are the derivative of the forward
+      // pass as it is, not of the limit; the jump adjoint they come from is checked elsewhere.
+      for (::Run* r : {&r_tied, &r_apart})
+        for (const Index i : tied)
+          for (const Index j : tied) r->grad.layers[0].at("V_r", "test")(i, j) = 0;
+      expect_same_gradient(r_tied, r_apart, c.kind.exp ? 1e-5 : 1e-6);
+    }
+  }
+}
+
+// An input that arrives exactly when a unit reaches theta: the crossing is timed from the input's
+// step with the unit already at theta (dt* = 0). Its gradient must be the limit of the input
+// arriving 1e-9 ms before (or after, when the forward pass took the crossing first); before the
+// fix, a crossing whose c had rounded to theta or above had no dependence on the state.
+TEST(AdjointFiniteDifference, AnInputAtACrossingTimeIsTheLimitOfAnInputJustBefore) {
+  for (const TieCase& c : kTieCases) {
+    SCOPED_TRACE(c.name);
+    Problem base = tie_problem(c, 221, {5, 3}, 3, 30.0);
+    base.tie_group_width = 1e-6;
+    egret::Tape<double> tape;
+    {
+      auto net = build(base);
+      egret::InputStream<double> input(base.input, base.channels);
+      egret::SimOptions<double> opt;
+      opt.end_time = base.end;
+      opt.tape = &tape;
+      egret::simulate(net, input, opt);
+    }
+    int checked = 0, first_input = 0;
+    for (const auto& st : tape.steps) {
+      if (checked == 8) break;
+      if (st.layer != 0 || st.kind != egret::EventKind::kInternal) continue;
+      const Index m = tape.items[static_cast<std::size_t>(st.first_item)].index;
+      // The channel that pushes the unit's candidate up the most: the crossing survives the input.
+      Index j = 0;
+      base.layers[0].U_z.row(m).maxCoeff(&j);
+      Problem at = base;
+      at.input.push_back({st.time, j, 1.0});
+      std::stable_sort(at.input.begin(), at.input.end(),
+                       [](const auto& a, const auto& b) { return a.time < b.time; });
+      const auto added = static_cast<std::size_t>(
+          std::find_if(at.input.begin(), at.input.end(),
+                       [&](const auto& e) { return e.time == st.time && e.channel == j; }) -
+          at.input.begin());
+      const ::Run r_at = run(at, true);
+      // Which the forward pass took first at that time: the input, or the crossing.
+      bool input_first = false;
+      for (const auto& [time, kind, layer] : r_at.steps)
+        if (layer == 0 && time == st.time) {
+          input_first = kind == egret::EventKind::kInput;
+          break;
+        }
+      Problem near = at;
+      near.input[added].time += input_first ? -1e-9 : 1e-9;
+      const ::Run r_near = run(near, true);
+      if (r_at.events != r_near.events) continue;  // the input moved an event: no limit
+      SCOPED_TRACE("crossing at t = " + std::to_string(st.time) +
+                   (input_first ? ", input first" : ", crossing first"));
+      ASSERT_TRUE(r_at.report.ok()) << r_at.report.first_problem;
+      expect_same_gradient(r_at, r_near, c.exp ? 1e-5 : 1e-6);
+      ++checked;
+      first_input += input_first;
+    }
+    std::printf("  input at a crossing time (%s): %d checked, %d with the input first\n", c.name,
+                checked, first_input);
+    EXPECT_GE(checked, 5);
+    EXPECT_GE(first_input, 1);
+  }
+}
+
 TEST(AdjointFiniteDifference, CrossingTimePartials) {
   using Cell = egret::BoxEgruCell<double>;
   const double c0 = -0.2, u = 0.4, z = 0.8, th = 0.5, tau = 7.0;

@@ -49,19 +49,23 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     const bool crossing = st.kind == EventKind::kInternal;
     const Index m = crossing ? items[0].index : -1;  // the (first) crossing unit
     const Scalar dt = st.time - (prev ? prev->time : Scalar(0));
+    const std::int64_t n_items = tape.n_items(st);
+    if (crossing && n_items > 1) add_tied_guards(items, n_items, in, replay_.after(i - 1));
     // The end of the interval moves with the step time: dL/dT gets lam_c . dc/dt there.
-    // The state cost over the interval moves with its length too.
+    // The state cost over the interval moves with its length too (its rate l at T- when the
+    // interval has length 0).
     const bool cost = state_cost_.active() && dt != 0;
     if (cost) lam_c_cost_.setZero(p.units());
     const Scalar cost_term =
-        cost ? add_state_cost(replay_.after(i - 1).c, in.c_end, in.u, in.z, dt, lam_c_cost_) : 0;
+        cost ? add_state_cost(replay_.after(i - 1).c, in.c_end, in.u, in.z, dt, lam_c_cost_)
+             : running_cost(in.c_end);
     const Scalar flow_term =
         (lam_c_ * in.u * (in.z - in.c_end) / p.tau_m.array()).sum() + cost_term;
     g_step += flow_term;
     Scalar lam_c0_extra = 0, to_previous = 0, routed = g_step;
     if (crossing) {
       const Scalar c0 = replay_.after(i - 1).c[m];  // the state right after the previous step
-      lam_c0_extra = this->crossing_time_adjoint(m, c0, in.u[m], in.z[m], g_step, tape.n_items(st));
+      lam_c0_extra = this->crossing_time_adjoint(m, c0, in.u[m], in.z[m], g_step, n_items);
       to_previous = g_step;
       routed = 0;
     }
@@ -101,6 +105,29 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     Cell::advance(c_end, u, z, dt, p_->tau_m.array());
     const Scalar d_dt = add_state_cost(after.c, c_end, u, z, dt, lam_c_);
     if (last >= 0) pending_time_ = -d_dt;
+  }
+
+  // Units crossing together: the guards of the step's sub-steps after the first
+  // (tied_crossings.hpp), every unit listed with its state at T-.
+  void add_tied_guards(const TapeItem<Scalar>* items, std::int64_t k, const Interval& in,
+                       const typename ContinuousEgruReplay<Scalar>::State& before) {
+    const Index n = p_->units();
+    auto& t = this->tied_;
+    t.list(n);
+    for (Index m = 0; m < n; ++m) t.unit[static_cast<std::size_t>(m)] = m;
+    t.c = in.c_end.template cast<double>();
+    t.a_u = before.a_u.template cast<double>();  // constant over the interval (box kernel)
+    t.a_z = before.a_z.template cast<double>();
+    t.lam_c = lam_c_.template cast<double>();
+    this->solve_tied_crossings(items, k, double(pending_time_));
+    for (std::int64_t s = 1; s < k; ++s) lam_c_[items[s].index] += Scalar(t.guard(s));
+  }
+
+  // The state cost's rate l = w sum_m max(0, c_m - (theta_m - margin)) at a state c: what an
+  // interval of length 0 contributes to the time adjoints at its ends (0 when off).
+  Scalar running_cost(const Array& c) const {
+    if (!state_cost_.active()) return 0;
+    return state_cost_.weight * (c - (p_->theta.array() - state_cost_.margin)).max(Scalar(0)).sum();
   }
 
   // The state cost over one interval of every unit (c from c0 to c_end with the gates u, z): the

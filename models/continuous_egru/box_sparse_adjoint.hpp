@@ -18,6 +18,7 @@
 // adjoint.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <utility>
@@ -84,21 +85,23 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
                           Scalar d_time) override {
     const Index i = this->visit_step(st);
     const auto pieces = replay_.pieces_ending_at(i);
-    Scalar g = d_time + anchor_time_adjoint_[static_cast<std::size_t>(i)];
+    const Scalar later = anchor_time_adjoint_[static_cast<std::size_t>(i)];
+    Scalar g = d_time + later;
+    const bool crossing = st.kind == EventKind::kInternal;
+    const std::int64_t n_items = tape.n_items(st);
+    if (crossing && n_items > 1) add_tied_guards(tape.items_of(st), n_items, i, pieces, later);
     const bool cost = this->state_cost_.active();
     if (cost) cost_c0_.clear();
     for (const Piece& pc : pieces) {  // the ends and starts of the pieces move with the steps
       Scalar q = lam_c_[pc.unit] * pc.u * (pc.z - pc.c_end) / p_->tau_m[pc.unit];
-      if (cost && pc.dt != 0) q += piece_cost(pc);  // the state cost moves with them too
+      if (cost) q += pc.dt != 0 ? piece_cost(pc) : running_cost(pc);  // the state cost too
       g += q;
       if (q != 0) add_to_anchor(pc.anchor, -q);
     }
     Scalar routed = g, lam_c0_extra = 0;
-    const bool crossing = st.kind == EventKind::kInternal;
     if (crossing) {  // the (first) crossing unit's piece comes first
       const Piece& pc = *pieces.begin();
-      lam_c0_extra =
-          this->crossing_time_adjoint(pc.unit, pc.c_start, pc.u, pc.z, g, tape.n_items(st));
+      lam_c0_extra = this->crossing_time_adjoint(pc.unit, pc.c_start, pc.u, pc.z, g, n_items);
       add_to_anchor(pc.anchor, g);
       routed = 0;
     }
@@ -162,6 +165,34 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     }
     d_value = sign * (d_ur + r * d_z);
     d_aux = sign * item.value * d_z;
+  }
+
+  // Units crossing together: the guards of the step's sub-steps after the first
+  // (tied_crossings.hpp), the units whose pieces end at the step listed with their state at T-
+  // (the others' terms do not change within the step).
+  void add_tied_guards(const TapeItem<Scalar>* items, std::int64_t k, Index i,
+                       typename SparseEgruReplay<Scalar>::Pieces pieces, Scalar later) {
+    const auto [a_u, a_z] = replay_.pre_activations_before(i);
+    auto& t = this->tied_;
+    t.list(static_cast<Index>(pieces.size()));
+    Index q = 0;
+    for (const Piece& pc : pieces) {
+      t.unit[static_cast<std::size_t>(q)] = pc.unit;
+      t.c[q] = double(pc.c_end);
+      t.a_u[q] = double(a_u[q]);
+      t.a_z[q] = double(a_z[q]);
+      t.lam_c[q] = double(lam_c_[pc.unit]);
+      ++q;
+    }
+    this->solve_tied_crossings(items, k, double(later));
+    for (std::int64_t s = 1; s < k; ++s) lam_c_[items[s].index] += Scalar(t.guard(s));
+  }
+
+  // The state cost's rate at the end of a piece of length 0: its partial by the piece's length
+  // (the base's add_state_cost gives it for longer pieces).
+  Scalar running_cost(const Piece& pc) const {
+    const StateCost<Scalar>& cost = this->state_cost_;
+    return cost.weight * std::max(Scalar(0), pc.c_end - (p_->theta[pc.unit] - cost.margin));
   }
 
   // The state cost over one piece: its value and gate terms (the base's add_state_cost), its

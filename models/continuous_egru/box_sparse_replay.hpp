@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "models/continuous_egru/box_kernel_cell.hpp"
@@ -94,6 +95,16 @@ class SparseEgruReplay {
     return {pieces_.data() + run_begin_[k], pieces_.data() + run_begin_[k + 1]};
   }
 
+  // For a step where several units cross together, the pre-activations a_u, a_z before its
+  // columns of the units whose pieces end there, in the order of pieces_ending_at(i) (call that
+  // first: they are kept for the steps of the current run).
+  std::pair<const Scalar*, const Scalar*> pre_activations_before(Index i) const {
+    const auto k = static_cast<std::size_t>(i - first_);
+    if (i < first_ || i > last_ || tied_offset_[k] == kNone)
+      throw std::logic_error("SparseEgruReplay: no pre-activations kept for this step");
+    return {tied_a_u_.data() + tied_offset_[k], tied_a_z_.data() + tied_offset_[k]};
+  }
+
   // Every unit's piece from the last step that touched it (or t = 0) to `end`, the run's end: the
   // trajectory after the layer's last step, which the state regulariser integrates. Valid until
   // the next call.
@@ -128,7 +139,11 @@ class SparseEgruReplay {
     last_ = last;
     pieces_.clear();
     run_begin_.assign(1, 0);
+    tied_offset_.clear();
+    tied_a_u_.clear();
+    tied_a_z_.clear();
     for (Index j = first_; j <= last; ++j) {
+      tied_offset_.push_back(kNone);
       apply_step(j);
       run_begin_.push_back(pieces_.size());
     }
@@ -176,13 +191,36 @@ class SparseEgruReplay {
     touched_.clear();
     if (crossing)  // first, so that the first crossing unit's piece comes first
       for (std::int64_t k = 0; k < n_items; ++k) touch(items[k].index, j);
+    const bool tied = crossing && n_items > 1;
+    if (tied) keep_pre_activations_before(items, n_items, j);
     for (std::int64_t k = 0; k < n_items; ++k) add_column(items[k], j);
     if (steps_.checkpoint(j))
       for (Index m = 0; m < p_->units(); ++m) touch(m, j);
+    if (tied) keep_pre_activations_of_untouched_columns();
     end_pieces(j, st.time);
     if (crossing)
       for (std::int64_t k = 0; k < n_items; ++k)
         unit_[static_cast<std::size_t>(items[k].index)].c = Cell::reset_state();
+  }
+
+  // Units crossing together (tied_crossings.hpp) need the pre-activations before the step's
+  // columns of every unit whose piece ends at the step, in the pieces' order: the columns'
+  // units are touched first (in add_column's order) and kept; a checkpoint's other units, which
+  // no column changes, after the columns.
+  void keep_pre_activations_before(const TapeItem<Scalar>* items, std::int64_t n, Index j) {
+    for (std::int64_t k = 0; k < n; ++k)
+      for (const auto& w : connections_of(items[k]).column(items[k].index)) touch(w.row, j);
+    tied_offset_.back() = tied_a_u_.size();
+    for (const Index m : touched_) {
+      tied_a_u_.push_back(unit_[static_cast<std::size_t>(m)].a_u);
+      tied_a_z_.push_back(unit_[static_cast<std::size_t>(m)].a_z);
+    }
+  }
+  void keep_pre_activations_of_untouched_columns() {
+    for (std::size_t q = tied_a_u_.size() - tied_offset_.back(); q < touched_.size(); ++q) {
+      tied_a_u_.push_back(unit_[static_cast<std::size_t>(touched_[q])].a_u);
+      tied_a_z_.push_back(unit_[static_cast<std::size_t>(touched_[q])].a_z);
+    }
   }
 
   const Connections& connections_of(const TapeItem<Scalar>& it) const {
@@ -273,6 +311,11 @@ class SparseEgruReplay {
   std::vector<Piece> pieces_;           // the run's pieces, step by step
   std::vector<Piece> final_;            // every unit's piece after the last step
   std::vector<std::size_t> run_begin_;  // step first_ + k's pieces start at run_begin_[k]
+  // The run's steps where units cross together: per step of the run, where its pre-activations
+  // start in tied_a_u_, tied_a_z_ (kNone: not such a step).
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> tied_offset_;
+  std::vector<Scalar> tied_a_u_, tied_a_z_;
 };
 
 }  // namespace egret

@@ -78,11 +78,12 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     }
     const double t0 = prev ? double(prev->time) : 0.0, t1 = double(st.time);
     load_interval(replay_.after(i - 1), t0, t1);
+    const bool crossing = st.kind == EventKind::kInternal;
+    const std::int64_t n_items = tape.n_items(st);
+    if (crossing && n_items > 1) add_tied_guards(tape.items_of(st), n_items, t1);
     const double flow_term = hamiltonian(t1);
     const double g_step = g_uses + flow_term;
-    const bool crossing = st.kind == EventKind::kInternal;
-    if (crossing && t1 > t0)
-      crossing_time_adjoint(tape.items_of(st)[0].index, g_step, tape.n_items(st));
+    if (crossing) crossing_time_adjoint(tape.items_of(st)[0].index, g_step, n_items);
     if (t1 > t0) flow_back();
     store_adjoints();
     // The start of the interval moves with the previous step's time: -lam . f there, which is
@@ -176,13 +177,57 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
 
   // A crossing of unit m at T = t1 with the total time adjoint g: T moves by -dc_m / cdot_m
   // under a change dc_m of c_m(T-) and by dtheta / cdot_m under a change of theta_m. The rate is
-  // taken at c = theta (the guard), as in the box kernel.
+  // taken at c = theta (the guard), as in the box kernel; an interval of length 0 (the unit at
+  // theta when the previous step happened) has the same guard. A rate at or below 0 has none.
   void crossing_time_adjoint(Index m, double g, std::int64_t n_crossing) {
     const double theta = double(p_->theta[m]);
     const double rate = u_[m] * (z_[m] - theta) / tau_m_[m];
+    this->count_crossing(static_cast<Scalar>(rate), n_crossing);
+    if (!(rate > 0)) return;
     y_[static_cast<std::size_t>(n_ + m)] -= g / rate;
     (*g_.theta)(m, 0) += static_cast<Scalar>(g / rate);
-    this->count_crossing(static_cast<Scalar>(rate), n_crossing);
+  }
+
+  // Units crossing together at t1: the guards of the step's sub-steps after the first
+  // (tied_crossings.hpp), every unit listed with its state at t1-. The relaxing pre-activations
+  // are in lam . f: each jump's column changes them, -sum_X lam_X column_X / tau_s, and after its
+  // own jump a unit's lam_r no longer holds what its aux added (aux is r before that jump).
+  void add_tied_guards(const TapeItem<Scalar>* items, std::int64_t k, double t1) {
+    auto& t = this->tied_;
+    t.list(n_);
+    for (Index m = 0; m < n_; ++m) t.unit[static_cast<std::size_t>(m)] = m;
+    gates_at(t1);
+    t.a_u = b_u_ + d0_u_ * e_;
+    t.a_z = b_z_ + d0_z_ * e_;
+    t.c = Eigen::Map<const Vec>(step_c_.data() + step_c_.size() - n_, n_);
+    const Eigen::Map<const Vec> lc(y_.data() + n_, n_), lu(y_.data() + 2 * n_, n_),
+        lr(y_.data() + 3 * n_, n_), lz(y_.data() + 4 * n_, n_);
+    t.lam_c = lc;
+    tied_lam_r_ = lr;
+    tied_a_r_ = b_r_ + d0_r_ * e_;
+    typename TiedCrossingGuards<Scalar>::Relaxation relaxation;
+    relaxation.before = -(relaxation_product(lu, lr, lz) * e_ / tau_s_).sum();
+    const auto& emissions = this->emissions_;
+    relaxation.jump = [&, items](std::int64_t s) {
+      const TapeItem<Scalar>& item = items[s];
+      const EgruColumn<Scalar> col = event_column(*p_, item.kind, item.index, item.value, item.aux);
+      double change = 0;
+      for (Index m = 0; m < n_; ++m) {
+        const double ur = double(col.scale_ur), sz = double(col.scale_z);
+        change -= (ur * (lu[m] * double(col.u[m]) + tied_lam_r_[m] * double(col.r[m])) +
+                   sz * lz[m] * double(col.z[m])) /
+                  tau_s_[m];
+        tied_a_r_[m] += ur * double(col.r[m]);
+      }
+      const Index j = item.index;
+      const double from_aux = emissions[static_cast<std::size_t>(s)].lam_r_from_aux;
+      change += from_aux * (tied_a_r_[j] - b_r_[j]) / tau_s_[j];
+      tied_lam_r_[j] -= from_aux;
+      return change;
+    };
+    this->solve_tied_crossings(items, k, double(pending_time_), relaxation);
+    for (std::int64_t s = 1; s < k; ++s)
+      y_[static_cast<std::size_t>(n_ + items[s].index)] += t.guard(s);
   }
 
   // The adjoint system backward over each forward step, latest first, c restarted from the
@@ -287,6 +332,7 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   std::vector<double> step_times_, step_c_;  // the forward integration's accepted steps
   std::vector<double> y_, flow_work_;        // the backward system's state; integrate_c's
   typename Base::Array c_scratch_;
+  Vec tied_lam_r_, tied_a_r_;  // lam_r and a_r through the sub-states of tied crossings
 };
 
 }  // namespace egret

@@ -11,10 +11,12 @@
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 #include "models/continuous_egru/box_kernel_cell.hpp"
 #include "models/continuous_egru/continuous_egru_params.hpp"
 #include "models/continuous_egru/dense_replay.hpp"
+#include "models/continuous_egru/tied_crossings.hpp"
 #include "models/shared/column_blocks.hpp"
 #include "models/shared/subnormals.hpp"
 #include "sim/layer_adjoint.hpp"
@@ -38,6 +40,8 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     g_ = Views(grad_, p_->gate_kernel == GateKernel::kExp);
     pending_time_ = 0;
     state_cost_total_ = 0;
+    emissions_.clear();
+    emissions_done_ = false;
     replay_.begin(tape, layer, *p_);
     position_ = replay_.steps() - 1;
     input_values_discarded_ = layer == 0 && !this->input_time_adjoints();
@@ -108,12 +112,23 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     });
   }
 
-  // y = theta_m and aux = r_m(s-) = sigmoid(a_r,m); c_m(s+) = 0 whatever c_m(s-) was.
+  // y = theta_m and aux = r_m(s-) = sigmoid(a_r,m); c_m(s+) = 0 whatever c_m(s-) was. lam_c_m
+  // right after the step and the aux's share of lam_r,m are kept for the step's guards
+  // (tied_crossings.hpp).
   void emission_adjoint(const TapeItem<Scalar>& item, Scalar d_value, Scalar d_aux) override {
     const Index m = item.index;
+    const Scalar from_aux = d_aux * Cell::sigmoid_derivative(item.aux);
     (*g_.theta)(m, 0) += d_value;
-    lam_r_[m] += d_aux * Cell::sigmoid_derivative(item.aux);
+    lam_r_[m] += from_aux;
+    if (emissions_done_) emissions_.clear();  // the first emission of a newer step
+    emissions_done_ = false;
+    emissions_.push_back({double(lam_c_[m]), 0.0, double(from_aux)});
     lam_c_[m] = 0;
+  }
+  void emission_time_adjoint(const TapeItem<Scalar>&, Scalar d_time) override {
+    if (emissions_.empty())
+      throw std::logic_error("continuous_egru adjoint: an emission's time before the emission");
+    emissions_.back().time_adjoint = double(d_time);
   }
 
   void add_output_time_constant_gradient(Index unit, Scalar d) override {
@@ -161,6 +176,7 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   // (nullptr for the first).
   Index visit_step(const TapeStep<Scalar>& st) {
     const Index i = position_--;
+    emissions_done_ = true;  // the step's emissions are all in emissions_
     if (i < 0 || &st != &replay_.step(i))
       throw std::logic_error("continuous_egru adjoint: steps out of order");
     return i;
@@ -220,14 +236,18 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   // last step that touched m for a sparse one): its adjoint g goes to the gates and the
   // parameters here, to the time of step a (by the caller), and to c0 (returned: the extra
   // adjoint of c0). dt* is recomputed from its arguments rather than T - T_a: the difference of
-  // two large absolute times would lose digits (in float badly). A crossing the forward pass
-  // fired at once because rounding left c0 >= theta has no dependence on the state (dt* = 0).
+  // two large absolute times would lose digits (in float badly). A crossing at the anchor's own
+  // time (c0 at theta: an input or a tied unit's reset at the time the unit reaches theta; c0
+  // above it only by rounding) is the limit c0 -> theta of the formula: dt* moves with c0 and
+  // theta by -+(tau_m / u) / (z - theta), not with u, z or tau_m (docs/adjoint.md §6). A rate
+  // at or below 0 there has no such limit and no partials.
   Scalar crossing_time_adjoint(Index m, Scalar c0, Scalar u, Scalar z, Scalar g,
                                std::int64_t n_crossing) {
     const Params& p = *p_;
-    const Scalar tau_m = p.tau_m[m];
-    const Scalar dt_star = Cell::time_to_crossing(c0, u, z, p.theta[m], tau_m);
-    const auto d = dt_star > 0 ? Cell::crossing_partials(c0, u, z, p.theta[m], tau_m, dt_star)
+    const Scalar tau_m = p.tau_m[m], theta = p.theta[m];
+    const Scalar dt_star = Cell::time_to_crossing(c0, u, z, theta, tau_m);
+    const auto d = dt_star > 0 ? Cell::crossing_partials(c0, u, z, theta, tau_m, dt_star)
+                   : z > theta ? Cell::crossing_partials(theta, u, z, theta, tau_m, Scalar(0))
                                : typename Cell::CrossingPartials{0, 0, 0, 0, 0};
     lam_u_[m] += g * d.u * Cell::sigmoid_derivative(u);
     lam_z_[m] += g * d.z * Cell::candidate_derivative(z);
@@ -264,6 +284,26 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
   void count_crossing(Scalar rate, std::int64_t n_crossing) {
     if (n_crossing > 1) ++simultaneous_;
     if (rate < BackwardReport{}.grazing_rate) ++grazing_;
+  }
+
+  // The latest internal step's emissions, as the sweep finished them (emission_adjoint,
+  // emission_time_adjoint), in item order; complete once its interval_adjoint has begun.
+  std::vector<typename TiedCrossingGuards<Scalar>::Emission> emissions_;
+  bool emissions_done_ = false;
+  TiedCrossingGuards<Scalar> tied_;
+
+  // Several (k) units crossing in one step: the guards of its sub-steps 1 .. k-1
+  // (tied_crossings.hpp) from the listed units the caller filled into tied_ (units, c, a_u, a_z,
+  // lam_c at T-) and `later` (what the later steps route to the step's time). The caller adds
+  // tied_.guard(s) to lam_c of items[s]'s unit at T-.
+  void solve_tied_crossings(
+      const TapeItem<Scalar>* items, std::int64_t k, double later,
+      const typename TiedCrossingGuards<Scalar>::Relaxation& relaxation = {}) {
+    if (static_cast<std::int64_t>(emissions_.size()) != k)
+      throw std::logic_error("continuous_egru adjoint: a step's emissions were not all finished");
+    tied_.solve(*p_, items, k, emissions_.data(), later, this->state_cost_, relaxation, *g_.theta);
+    for (std::int64_t s = 1; s < k; ++s)
+      count_crossing(static_cast<Scalar>(tied_.crossing_rate(s)), k);
   }
 
   std::shared_ptr<const Params> p_;
