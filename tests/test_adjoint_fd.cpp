@@ -120,13 +120,12 @@ Run run(const Problem& pr, bool with_gradient) {
   r.tape_bytes = tape.bytes();
   r.tape_steps = tape.steps.size();
   for (const auto& st : tape.steps) r.steps.emplace_back(st.time, st.kind, st.layer);
-  if (pr.tie_group_width > 0) {
-    r.events = grouped_crossings(tape, pr.tie_group_width);
-    for (const auto& st : tape.steps)
-      r.largest_step = std::max<std::int64_t>(r.largest_step, tape.n_items(st));
-  }
+  if (pr.tie_group_width > 0) r.events = grouped_crossings(tape, pr.tie_group_width);
   for (const auto& st : tape.steps) {
-    if (pr.tie_group_width > 0) break;
+    if (pr.tie_group_width > 0) {
+      r.largest_step = std::max<std::int64_t>(r.largest_step, tape.n_items(st));
+      continue;
+    }
     // A merged step of simultaneous inputs stands for one step per input.
     const bool merged = st.kind != egret::EventKind::kInternal && tape.n_items(st) > 1;
     for (std::int64_t k = 0; k < (merged ? tape.n_items(st) : 1); ++k)
@@ -224,9 +223,9 @@ std::vector<Param> sample_parameters(const Problem& pr, std::mt19937_64& rng, in
         // A sparse layer's parameters are its connections (the nonzero weights); without
         // self-recurrence the diagonal of V is no parameter.
         const bool recurrent = m.name[0] == 'V';
-        auto tied = [&](Index k) {
+        auto tied = [&](Index unit) {
           return l == 0 &&
-                 std::find(pr.tied_units.begin(), pr.tied_units.end(), k) != pr.tied_units.end();
+                 std::find(pr.tied_units.begin(), pr.tied_units.end(), unit) != pr.tied_units.end();
         };
         while ((p.sparse && (p.*(m.param))(i, j) == 0) ||
                (recurrent && !p.self_recurrence && i == j) || (recurrent && tied(i) && tied(j))) {
@@ -1239,8 +1238,6 @@ TEST(SparseConnectivity, ExpGateKernelGradientOnTheConnections) {
   EXPECT_GT(absent, 100u);
 }
 
-// The single-unit derivatives of the first crossing time t* = (tau/u) ln((z - c0)/(z - theta))
-// against central differences of the formula itself.
 // ---- Ties: units that cross together, an input at a crossing time (docs/adjoint.md §6).
 
 // Units `tied` of a layer made identical (every weight row, bias, threshold, initial state and
@@ -1457,6 +1454,8 @@ TEST(AdjointFiniteDifference, AnInputAtACrossingTimeIsTheLimitOfAnInputJustBefor
   }
 }
 
+// The single-unit derivatives of the first crossing time t* = (tau/u) ln((z - c0)/(z - theta))
+// against central differences of the formula itself.
 TEST(AdjointFiniteDifference, CrossingTimePartials) {
   using Cell = egret::BoxEgruCell<double>;
   const double c0 = -0.2, u = 0.4, z = 0.8, th = 0.5, tau = 7.0;

@@ -113,8 +113,7 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
                        const typename ContinuousEgruReplay<Scalar>::State& before) {
     const Index n = p_->units();
     auto& t = this->tied_;
-    t.list(n);
-    for (Index m = 0; m < n; ++m) t.unit[static_cast<std::size_t>(m)] = m;
+    t.list_all(n);
     t.c = in.c_end.template cast<double>();
     t.a_u = before.a_u.template cast<double>();  // constant over the interval (box kernel)
     t.a_z = before.a_z.template cast<double>();
@@ -123,11 +122,12 @@ class ContinuousEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     for (std::int64_t s = 1; s < k; ++s) lam_c_[items[s].index] += Scalar(t.guard(s));
   }
 
-  // The state cost's rate l = w sum_m max(0, c_m - (theta_m - margin)) at a state c: what an
-  // interval of length 0 contributes to the time adjoints at its ends (0 when off).
+  // The state cost's rate l at a state c of every unit (0 when off).
   Scalar running_cost(const Array& c) const {
-    if (!state_cost_.active()) return 0;
-    return state_cost_.weight * (c - (p_->theta.array() - state_cost_.margin)).max(Scalar(0)).sum();
+    Scalar l = 0;
+    if (state_cost_.active())
+      for (Index i = 0; i < p_->units(); ++i) l += this->state_cost_rate(i, c[i]);
+    return l;
   }
 
   // The state cost over one interval of every unit (c from c0 to c_end with the gates u, z): the

@@ -18,7 +18,6 @@
 // adjoint.
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <utility>
@@ -94,7 +93,7 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     if (cost) cost_c0_.clear();
     for (const Piece& pc : pieces) {  // the ends and starts of the pieces move with the steps
       Scalar q = lam_c_[pc.unit] * pc.u * (pc.z - pc.c_end) / p_->tau_m[pc.unit];
-      if (cost) q += pc.dt != 0 ? piece_cost(pc) : running_cost(pc);  // the state cost too
+      if (cost) q += pc.dt != 0 ? piece_cost(pc) : this->state_cost_rate(pc.unit, pc.c_end);
       g += q;
       if (q != 0) add_to_anchor(pc.anchor, -q);
     }
@@ -186,13 +185,6 @@ class SparseEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar, SparseE
     }
     this->solve_tied_crossings(items, k, double(later));
     for (std::int64_t s = 1; s < k; ++s) lam_c_[items[s].index] += Scalar(t.guard(s));
-  }
-
-  // The state cost's rate at the end of a piece of length 0: its partial by the piece's length
-  // (the base's add_state_cost gives it for longer pieces).
-  Scalar running_cost(const Piece& pc) const {
-    const StateCost<Scalar>& cost = this->state_cost_;
-    return cost.weight * std::max(Scalar(0), pc.c_end - (p_->theta[pc.unit] - cost.margin));
   }
 
   // The state cost over one piece: its value and gate terms (the base's add_state_cost), its

@@ -18,6 +18,7 @@
 // Memory: the pieces of one run, about (touches per step) x K.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -99,10 +100,10 @@ class SparseEgruReplay {
   // columns of the units whose pieces end there, in the order of pieces_ending_at(i) (call that
   // first: they are kept for the steps of the current run).
   std::pair<const Scalar*, const Scalar*> pre_activations_before(Index i) const {
-    const auto k = static_cast<std::size_t>(i - first_);
-    if (i < first_ || i > last_ || tied_offset_[k] == kNone)
+    const auto at = std::lower_bound(tied_steps_.begin(), tied_steps_.end(), TiedStep{i, 0});
+    if (i < first_ || i > last_ || at == tied_steps_.end() || at->step != i)
       throw std::logic_error("SparseEgruReplay: no pre-activations kept for this step");
-    return {tied_a_u_.data() + tied_offset_[k], tied_a_z_.data() + tied_offset_[k]};
+    return {tied_a_u_.data() + at->offset, tied_a_z_.data() + at->offset};
   }
 
   // Every unit's piece from the last step that touched it (or t = 0) to `end`, the run's end: the
@@ -139,11 +140,10 @@ class SparseEgruReplay {
     last_ = last;
     pieces_.clear();
     run_begin_.assign(1, 0);
-    tied_offset_.clear();
+    tied_steps_.clear();
     tied_a_u_.clear();
     tied_a_z_.clear();
     for (Index j = first_; j <= last; ++j) {
-      tied_offset_.push_back(kNone);
       apply_step(j);
       run_begin_.push_back(pieces_.size());
     }
@@ -210,14 +210,14 @@ class SparseEgruReplay {
   void keep_pre_activations_before(const TapeItem<Scalar>* items, std::int64_t n, Index j) {
     for (std::int64_t k = 0; k < n; ++k)
       for (const auto& w : connections_of(items[k]).column(items[k].index)) touch(w.row, j);
-    tied_offset_.back() = tied_a_u_.size();
+    tied_steps_.push_back({j, tied_a_u_.size()});
     for (const Index m : touched_) {
       tied_a_u_.push_back(unit_[static_cast<std::size_t>(m)].a_u);
       tied_a_z_.push_back(unit_[static_cast<std::size_t>(m)].a_z);
     }
   }
   void keep_pre_activations_of_untouched_columns() {
-    for (std::size_t q = tied_a_u_.size() - tied_offset_.back(); q < touched_.size(); ++q) {
+    for (std::size_t q = tied_a_u_.size() - tied_steps_.back().offset; q < touched_.size(); ++q) {
       tied_a_u_.push_back(unit_[static_cast<std::size_t>(touched_[q])].a_u);
       tied_a_z_.push_back(unit_[static_cast<std::size_t>(touched_[q])].a_z);
     }
@@ -311,10 +311,14 @@ class SparseEgruReplay {
   std::vector<Piece> pieces_;           // the run's pieces, step by step
   std::vector<Piece> final_;            // every unit's piece after the last step
   std::vector<std::size_t> run_begin_;  // step first_ + k's pieces start at run_begin_[k]
-  // The run's steps where units cross together: per step of the run, where its pre-activations
-  // start in tied_a_u_, tied_a_z_ (kNone: not such a step).
-  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-  std::vector<std::size_t> tied_offset_;
+  // The run's steps where units cross together, in order, and where each one's pre-activations
+  // start in tied_a_u_, tied_a_z_.
+  struct TiedStep {
+    Index step;
+    std::size_t offset;
+    bool operator<(const TiedStep& o) const { return step < o.step; }
+  };
+  std::vector<TiedStep> tied_steps_;
   std::vector<Scalar> tied_a_u_, tied_a_z_;
 };
 

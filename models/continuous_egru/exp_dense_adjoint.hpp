@@ -194,8 +194,7 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
   // own jump a unit's lam_r no longer holds what its aux added (aux is r before that jump).
   void add_tied_guards(const TapeItem<Scalar>* items, std::int64_t k, double t1) {
     auto& t = this->tied_;
-    t.list(n_);
-    for (Index m = 0; m < n_; ++m) t.unit[static_cast<std::size_t>(m)] = m;
+    t.list_all(n_);
     gates_at(t1);
     t.a_u = b_u_ + d0_u_ * e_;
     t.a_z = b_z_ + d0_z_ * e_;
@@ -211,9 +210,9 @@ class ExpKernelEgruAdjoint final : public ContinuousEgruJumpAdjoint<Scalar> {
     relaxation.jump = [&, items](std::int64_t s) {
       const TapeItem<Scalar>& item = items[s];
       const EgruColumn<Scalar> col = event_column(*p_, item.kind, item.index, item.value, item.aux);
+      const double ur = double(col.scale_ur), sz = double(col.scale_z);
       double change = 0;
       for (Index m = 0; m < n_; ++m) {
-        const double ur = double(col.scale_ur), sz = double(col.scale_z);
         change -= (ur * (lu[m] * double(col.u[m]) + tied_lam_r_[m] * double(col.r[m])) +
                    sz * lz[m] * double(col.z[m])) /
                   tau_s_[m];

@@ -280,6 +280,13 @@ class ContinuousEgruJumpAdjoint : public LayerAdjoint<Scalar> {
     return {w * g.c0, w * g.dt};
   }
 
+  // The state cost's rate w max(0, c - (theta_i - margin)) of unit i at c: its part of lam . f,
+  // which an interval of length 0 adds to the time adjoints at its ends.
+  Scalar state_cost_rate(Index i, Scalar c) const {
+    const StateCost<Scalar>& cost = this->state_cost_;
+    return cost.weight * std::max(Scalar(0), c - (p_->theta[i] - cost.margin));
+  }
+
   // One crossing counted for the report: several units at one time, or a grazing rate.
   void count_crossing(Scalar rate, std::int64_t n_crossing) {
     if (n_crossing > 1) ++simultaneous_;

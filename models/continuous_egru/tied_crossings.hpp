@@ -51,6 +51,10 @@ class TiedCrossingGuards {
     unit.resize(static_cast<std::size_t>(n));
     for (Vec* v : {&c, &a_u, &a_z, &lam_c}) v->resize(n);
   }
+  void list_all(Index n) {  // a dense layer: every unit, in order
+    list(n);
+    for (Index m = 0; m < n; ++m) unit[static_cast<std::size_t>(m)] = m;
+  }
 
   // The step's emissions as the sweep finished them: lam_c of the unit right after the step, the
   // adjoint of the emission's time, and what its aux (the reset gate r before the jump) added to
